@@ -1,0 +1,113 @@
+# fluence — build, test, install.  Plain make + pkg-config; see README.md.
+#
+#   make            build bin/fluence, bin/kubectl-fluence and build/lib/fluence.so
+#   make demo       install missing deps, build, run a selection on examples/
+#   make test       install missing deps, build, run every spec
+#   make check      the specs under ASan+UBSan, then under valgrind
+#   make install    PREFIX=/usr/local (DESTDIR honoured)
+
+VERSION  := 0.1.0
+PREFIX   ?= /usr/local
+BINDIR   ?= $(PREFIX)/bin
+MANDIR   ?= $(PREFIX)/share/man
+CC       ?= cc
+LUA      ?= lua5.4
+PKGS     := lua5.4 lua5.4-lpeg yaml-0.1 libcurl jansson libcrypto
+
+# Debian packages: build, then test (servers, certificates, memory checkers).
+DEPS      := pkg-config liblua5.4-dev lua5.4 lua-lpeg lua-lpeg-dev libyaml-dev \
+             libcurl4-openssl-dev libjansson-dev libssl-dev
+TEST_DEPS := lua-busted python3 openssl valgrind
+
+OPT      ?= -O2
+WARN     := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
+            -Wformat=2 -Wno-unused-parameter
+ifdef WERROR
+WARN     += -Werror
+endif
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CFLAGS   ?= $(OPT) -g
+ALL_CFLAGS = $(WARN) $(CFLAGS) $(SAN) -fPIC -D_GNU_SOURCE -DFLUENCE_VERSION='"$(VERSION)"' \
+             -Icore -Ibuild/gen $(PKG_CFLAGS)
+LDLIBS   += $(PKG_LIBS) -lm -ldl -lpthread
+
+B        := build$(BUILD_SUFFIX)
+CORE_SRC := $(filter-out core/main.c,$(wildcard core/*.c))
+CORE_OBJ := $(CORE_SRC:core/%.c=$(B)/obj/%.o)
+GEN_OBJ  := $(B)/obj/gen_modules.o $(B)/obj/gen_embed.o
+LUA_SRC  := $(shell find lua policies providers -name '*.lua' 2>/dev/null | LC_ALL=C sort)
+
+.PHONY: all deps test demo check check-asan check-valgrind install uninstall clean bench fuzz conformance
+all: bin/fluence bin/kubectl-fluence $(B)/lib/fluence.so
+
+# Every C file that defines luaopen_fluence_NAME becomes the module fluence.NAME:
+# the registry is generated, so adding a module is adding a file.
+$(B)/gen/modules.c: $(CORE_SRC) tools/gen-modules.sh | $(B)/gen
+	sh tools/gen-modules.sh $(CORE_SRC) > $@.tmp && mv $@.tmp $@
+
+# lua/, policies/ and providers/ are compiled into the binary.
+$(B)/gen/embed.c: $(LUA_SRC) tools/embed.lua | $(B)/gen
+	$(LUA) tools/embed.lua $(LUA_SRC) > $@.tmp && mv $@.tmp $@
+
+$(B)/obj/gen_%.o: $(B)/gen/%.c | $(B)/obj
+	$(CC) $(ALL_CFLAGS) -Wno-overlength-strings -c -o $@ $<
+
+$(B)/obj/%.o: core/%.c $(wildcard core/*.h) | $(B)/obj
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(B)/libfluence.a: $(CORE_OBJ) $(GEN_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+bin/fluence$(BUILD_SUFFIX): $(B)/obj/main.o $(B)/libfluence.a | bin
+	$(CC) $(CFLAGS) $(SAN) -o $@ $< $(B)/libfluence.a $(LDFLAGS) $(LDLIBS)
+
+bin/kubectl-fluence: bin/fluence
+	ln -sf fluence $@
+
+# One shared object holding every fluence.* C module, for busted specs:
+# require "fluence.yaml" finds luaopen_fluence_yaml in fluence.so.
+$(B)/lib/fluence.so: $(CORE_OBJ) $(GEN_OBJ) | $(B)/lib
+	$(CC) $(CFLAGS) $(SAN) -shared -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+$(B)/gen $(B)/obj $(B)/lib bin:
+	mkdir -p $@
+
+deps:
+	@sh tools/deps.sh $(DEPS)
+
+deps-test:
+	@sh tools/deps.sh $(DEPS) $(TEST_DEPS)
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	./bin/fluence select -f examples/quickstart/job.yaml --attributes examples/quickstart/attributes.yaml --offline
+
+test: deps-test
+	@$(MAKE) --no-print-directory WERROR=1 all
+	@sh spec/run
+
+# Sanitizers: a separate build tree so the normal one stays fast.
+check: deps-test check-asan check-valgrind
+check-asan:
+	@$(MAKE) --no-print-directory BUILD_SUFFIX=-asan OPT=-O1 \
+	  SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined' \
+	  bin/fluence-asan build-asan/lib/fluence.so
+	@FLUENCE_BIN=$(CURDIR)/bin/fluence-asan FLUENCE_CPATH=$(CURDIR)/build-asan/lib \
+	  ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tools/lsan.supp \
+	  LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
+	  sh spec/run
+check-valgrind: all
+	@FLUENCE_VALGRIND=1 sh spec/run
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 755 bin/fluence $(DESTDIR)$(BINDIR)/fluence
+	ln -sf fluence $(DESTDIR)$(BINDIR)/kubectl-fluence
+	if [ -f docs/fluence.1 ]; then install -m 644 docs/fluence.1 $(DESTDIR)$(MANDIR)/man1/fluence.1; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/fluence $(DESTDIR)$(BINDIR)/kubectl-fluence $(DESTDIR)$(MANDIR)/man1/fluence.1
+
+clean:
+	rm -rf build build-* bin

@@ -1,0 +1,341 @@
+/* fluence.json — JSON decoding (jansson) and encoding (our own, for control
+ * over number formatting and key order).
+ *
+ *   json.decode(text [, name]) -> value | nil, "name:line:col: message ..."
+ *   json.encode(value [, {indent = n}]) -> text   (raises on cycles, NaN, bad keys)
+ *   json.null, json.array(t), json.object(t), json.is_array(t)
+ *
+ * Decoded arrays and objects carry the metatables json.array_mt / json.object_mt
+ * so an empty one re-encodes with the right brackets.  Object keys encode in
+ * the order given by the metatable's __order list, then sorted. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+#include <lauxlib.h>
+#include "location.h"
+#include "strbuf.h"
+
+#define ARRAY_MT "fluence.json.array"
+#define OBJECT_MT "fluence.json.object"
+#define MAX_DEPTH 512
+
+static char null_sentinel;
+
+static void push_value(lua_State *L, json_t *v, int depth);
+
+static void push_value(lua_State *L, json_t *v, int depth)
+{
+    luaL_checkstack(L, 4, "JSON nesting");
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        const char *k;
+        json_t *x;
+        lua_createtable(L, 0, (int)json_object_size(v));
+        json_object_foreach(v, k, x) {
+            push_value(L, x, depth + 1);
+            lua_setfield(L, -2, k);
+        }
+        luaL_setmetatable(L, OBJECT_MT);
+        break;
+    }
+    case JSON_ARRAY: {
+        size_t i;
+        json_t *x;
+        lua_createtable(L, (int)json_array_size(v), 0);
+        json_array_foreach(v, i, x) {
+            push_value(L, x, depth + 1);
+            lua_rawseti(L, -2, (lua_Integer)i + 1);
+        }
+        luaL_setmetatable(L, ARRAY_MT);
+        break;
+    }
+    case JSON_STRING: lua_pushlstring(L, json_string_value(v), json_string_length(v)); break;
+    case JSON_INTEGER: lua_pushinteger(L, (lua_Integer)json_integer_value(v)); break;
+    case JSON_REAL: lua_pushnumber(L, json_real_value(v)); break;
+    case JSON_TRUE: lua_pushboolean(L, 1); break;
+    case JSON_FALSE: lua_pushboolean(L, 0); break;
+    case JSON_NULL: lua_pushlightuserdata(L, &null_sentinel); break;
+    }
+}
+
+/* The decoded jansson tree must be freed even if building Lua values raises
+ * (out of memory): hold it in a userdata whose __gc frees it. */
+static int tree_gc(lua_State *L)
+{
+    json_t **p = lua_touserdata(L, 1);
+    if (*p) { json_decref(*p); *p = NULL; }
+    return 0;
+}
+
+static int json_decode(lua_State *L)
+{
+    size_t len;
+    const char *text = luaL_checklstring(L, 1, &len);
+    const char *name = luaL_optstring(L, 2, "<json>");
+    json_t **holder = lua_newuserdatauv(L, sizeof *holder, 0);
+    *holder = NULL;
+    lua_newtable(L);
+    lua_pushcfunction(L, tree_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    json_error_t err;
+    *holder = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &err);
+    if (!*holder) {
+        lua_pushnil(L);
+        fluence_push_located(L, name, text, len, err.line > 0 ? (size_t)err.line : 1,
+                             err.column > 0 ? (size_t)err.column : 0, err.text);
+        return 2;
+    }
+    push_value(L, *holder, 0);
+    json_decref(*holder);
+    *holder = NULL;
+    return 1;
+}
+
+/* ---- encoding ---- */
+
+static void add_string(lua_State *L, struct strbuf *b, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    strbuf_addc(L, b, '"');
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        switch (c) {
+        case '"': strbuf_adds(L, b, "\\\""); break;
+        case '\\': strbuf_adds(L, b, "\\\\"); break;
+        case '\n': strbuf_adds(L, b, "\\n"); break;
+        case '\r': strbuf_adds(L, b, "\\r"); break;
+        case '\t': strbuf_adds(L, b, "\\t"); break;
+        default:
+            if (c < 0x20 || c == 0x7f) {
+                char u[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
+                strbuf_adds(L, b, u);
+            } else strbuf_addc(L, b, (char)c);
+        }
+    }
+    strbuf_addc(L, b, '"');
+}
+
+/* Integral values print without a fraction; others as the shortest decimal
+ * that reads back as the same double. */
+static void add_number(lua_State *L, struct strbuf *b, int idx)
+{
+    char buf[40];
+    if (lua_isinteger(L, idx)) {
+        snprintf(buf, sizeof buf, "%lld", (long long)lua_tointeger(L, idx));
+    } else {
+        double d = lua_tonumber(L, idx);
+        if (!isfinite(d)) luaL_error(L, "cannot encode %s in JSON", isnan(d) ? "NaN" : "infinity");
+        if (d == floor(d) && fabs(d) < 9007199254740992.0) {
+            snprintf(buf, sizeof buf, "%.0f", d);
+        } else {
+            for (int prec = 15; prec <= 17; prec++) {
+                snprintf(buf, sizeof buf, "%.*g", prec, d);
+                if (strtod(buf, NULL) == d) break;
+            }
+        }
+    }
+    strbuf_adds(L, b, buf);
+}
+
+static int is_array(lua_State *L, int idx)
+{
+    if (luaL_getmetafield(L, idx, "__name") != LUA_TNIL) {
+        const char *n = lua_tostring(L, -1);
+        int arr = n && strcmp(n, ARRAY_MT) == 0;
+        int obj = n && strcmp(n, OBJECT_MT) == 0;
+        lua_pop(L, 1);
+        if (arr) return 1;
+        if (obj) return 0;
+    }
+    /* a plain table is an array when it has [1] and only keys 1..n */
+    lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
+    if (n == 0) return 0;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 || lua_tointeger(L, -1) > n) {
+            lua_pop(L, 1);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void newline(lua_State *L, struct strbuf *b, int indent, int depth)
+{
+    if (!indent) return;
+    strbuf_addc(L, b, '\n');
+    for (int i = 0; i < indent * depth; i++) strbuf_addc(L, b, ' ');
+}
+
+static void encode(lua_State *L, struct strbuf *b, int idx, int indent, int depth);
+
+/* Object keys: the metatable's __order list first, then the others sorted
+ * (table.sort through Lua keeps this simple and handles any count). */
+static void push_sorted_keys(lua_State *L, int idx)
+{
+    lua_newtable(L);                                   /* result */
+    int res = lua_gettop(L);
+    lua_Integer n = 0;
+    lua_newtable(L);                                   /* seen */
+    int seen = lua_gettop(L);
+    if (luaL_getmetafield(L, idx, "__order") != LUA_TNIL) {
+        if (lua_istable(L, -1)) {
+            for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TSTRING; i++) {
+                lua_pushvalue(L, -1);
+                if (lua_rawget(L, idx) != LUA_TNIL) {
+                    lua_pop(L, 1);
+                    lua_pushvalue(L, -1);
+                    lua_rawseti(L, res, ++n);
+                    lua_pushboolean(L, 1);
+                    lua_rawset(L, seen);
+                } else lua_pop(L, 2);
+            }
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+    }
+    lua_Integer ordered = n;
+    lua_newtable(L);                                   /* rest */
+    int rest = lua_gettop(L);
+    lua_Integer m = 0;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TSTRING)
+            luaL_error(L, "cannot encode a %s key in a JSON object", luaL_typename(L, -1));
+        lua_pushvalue(L, -1);
+        if (lua_rawget(L, seen) == LUA_TNIL) {
+            lua_pushvalue(L, -2);
+            lua_rawseti(L, rest, ++m);
+        }
+        lua_pop(L, 1);
+    }
+    if (m > 1) {
+        lua_getglobal(L, "table");
+        lua_getfield(L, -1, "sort");
+        lua_pushvalue(L, rest);
+        lua_call(L, 1, 0);
+        lua_pop(L, 1);
+    }
+    for (lua_Integer i = 1; i <= m; i++) {
+        lua_rawgeti(L, rest, i);
+        lua_rawseti(L, res, ordered + i);
+    }
+    lua_pop(L, 2);                                     /* rest, seen */
+}
+
+static void encode(lua_State *L, struct strbuf *b, int idx, int indent, int depth)
+{
+    luaL_checkstack(L, 8, "JSON encode");
+    if (depth > MAX_DEPTH) luaL_error(L, "cannot encode in JSON: nesting too deep (a cycle?)");
+    switch (lua_type(L, idx)) {
+    case LUA_TNIL: strbuf_adds(L, b, "null"); return;
+    case LUA_TBOOLEAN: strbuf_adds(L, b, lua_toboolean(L, idx) ? "true" : "false"); return;
+    case LUA_TNUMBER: add_number(L, b, idx); return;
+    case LUA_TSTRING: {
+        size_t len;
+        const char *s = lua_tolstring(L, idx, &len);
+        add_string(L, b, s, len);
+        return;
+    }
+    case LUA_TLIGHTUSERDATA:
+        if (lua_touserdata(L, idx) == &null_sentinel) { strbuf_adds(L, b, "null"); return; }
+        break;
+    case LUA_TTABLE:
+        if (is_array(L, idx)) {
+            lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
+            strbuf_addc(L, b, '[');
+            for (lua_Integer i = 1; i <= n; i++) {
+                if (i > 1) strbuf_addc(L, b, ',');
+                newline(L, b, indent, depth + 1);
+                lua_rawgeti(L, idx, i);
+                encode(L, b, lua_gettop(L), indent, depth + 1);
+                lua_pop(L, 1);
+            }
+            if (n > 0) newline(L, b, indent, depth);
+            strbuf_addc(L, b, ']');
+        } else {
+            push_sorted_keys(L, idx);
+            int keys = lua_gettop(L);
+            lua_Integer n = (lua_Integer)lua_rawlen(L, keys);
+            strbuf_addc(L, b, '{');
+            for (lua_Integer i = 1; i <= n; i++) {
+                if (i > 1) strbuf_addc(L, b, ',');
+                newline(L, b, indent, depth + 1);
+                lua_rawgeti(L, keys, i);
+                size_t kl;
+                const char *k = lua_tolstring(L, -1, &kl);
+                add_string(L, b, k, kl);
+                strbuf_adds(L, b, indent ? ": " : ":");
+                lua_rawget(L, idx);
+                encode(L, b, lua_gettop(L), indent, depth + 1);
+                lua_pop(L, 1);
+            }
+            if (n > 0) newline(L, b, indent, depth);
+            strbuf_addc(L, b, '}');
+            lua_pop(L, 1);
+        }
+        return;
+    default:
+        break;
+    }
+    luaL_error(L, "cannot encode a %s value in JSON", luaL_typename(L, idx));
+}
+
+static int json_encode(lua_State *L)
+{
+    luaL_checkany(L, 1);
+    int indent = 0;
+    if (lua_istable(L, 2)) {
+        lua_getfield(L, 2, "indent");
+        indent = (int)luaL_optinteger(L, -1, 0);
+        lua_pop(L, 1);
+    }
+    lua_settop(L, 1);
+    struct strbuf *b = strbuf_push(L);
+    encode(L, b, 1, indent, 0);
+    strbuf_pushresult(L, b);
+    return 1;
+}
+
+static int set_mt(lua_State *L, const char *mt)
+{
+    if (lua_isnoneornil(L, 1)) { lua_settop(L, 0); lua_newtable(L); }
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 1);
+    luaL_setmetatable(L, mt);
+    return 1;
+}
+static int l_json_array(lua_State *L) { return set_mt(L, ARRAY_MT); }
+static int l_json_object(lua_State *L) { return set_mt(L, OBJECT_MT); }
+
+static int l_json_is_array(lua_State *L)
+{
+    lua_pushboolean(L, lua_istable(L, 1) && is_array(L, 1));
+    return 1;
+}
+
+static const luaL_Reg json_funcs[] = {
+    {"decode", json_decode},
+    {"encode", json_encode},
+    {"array", l_json_array},
+    {"object", l_json_object},
+    {"is_array", l_json_is_array},
+    {NULL, NULL}
+};
+
+int luaopen_fluence_json(lua_State *L)
+{
+    luaL_newlib(L, json_funcs);
+    luaL_newmetatable(L, ARRAY_MT);
+    lua_setfield(L, -2, "array_mt");
+    luaL_newmetatable(L, OBJECT_MT);
+    lua_setfield(L, -2, "object_mt");
+    lua_pushlightuserdata(L, &null_sentinel);
+    lua_setfield(L, -2, "null");
+    return 1;
+}

@@ -1,0 +1,49 @@
+/* Located error messages with a source excerpt and a caret (see location.h). */
+#include <string.h>
+#include <lauxlib.h>
+#include "location.h"
+
+#define EXCERPT_MAX 120   /* clip very long lines (a 1 GB line must not be echoed) */
+
+void fluence_push_located(lua_State *L, const char *name, const char *text,
+                          size_t len, size_t line, size_t col, const char *msg)
+{
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    if (col > 0)
+        lua_pushfstring(L, "%s:%d:%d: %s", name, (int)line, (int)col, msg);
+    else
+        lua_pushfstring(L, "%s:%d: %s", name, (int)line, msg);
+    luaL_addvalue(&b);
+
+    /* find the line */
+    const char *p = text, *end = text + len;
+    for (size_t l = 1; p && p < end && l < line; l++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        p = nl ? nl + 1 : NULL;
+    }
+    if (text && p && p <= end && line > 0) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        size_t n = eol ? (size_t)(eol - p) : (size_t)(end - p);
+        if (n > 0 && p[n - 1] == '\r') n--;
+        size_t start = 0, c = col ? col - 1 : 0;
+        if (n > EXCERPT_MAX) {
+            start = c > EXCERPT_MAX / 2 ? c - EXCERPT_MAX / 2 : 0;
+            if (start > n) start = n;
+            n = n - start > EXCERPT_MAX ? EXCERPT_MAX : n - start;
+        }
+        if (n > 0 || col > 0) {
+            luaL_addstring(&b, "\n    ");
+            for (size_t i = 0; i < n; i++) {
+                unsigned char ch = (unsigned char)p[start + i];
+                luaL_addchar(&b, ch == '\t' ? ' ' : (ch < 0x20 ? '?' : (char)ch));
+            }
+            if (col > 0) {
+                luaL_addstring(&b, "\n    ");
+                for (size_t i = start; i < c && i - start < EXCERPT_MAX; i++) luaL_addchar(&b, ' ');
+                luaL_addchar(&b, '^');
+            }
+        }
+    }
+    luaL_pushresult(&b);
+}

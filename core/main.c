@@ -1,0 +1,62 @@
+/* fluence's entry point: parse the command line, then hand the parsed table
+ * to lua/fluence/cli.lua inside one protected call.  Nothing else lives here. */
+#include <stdio.h>
+#include <string.h>
+#include <lauxlib.h>
+#include "cli.h"
+#include "exitcode.h"
+#include "runtime.h"
+
+int main(int argc, char **argv)
+{
+    /* Installed as kubectl-fluence, kubectl runs us as "kubectl fluence". */
+    const char *base = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
+    base = base ? base + 1 : (argc > 0 && argv[0] ? argv[0] : "fluence");
+    const char *prog = strncmp(base, "kubectl-", 8) == 0 ? "kubectl fluence" : "fluence";
+
+    lua_State *L = fluence_runtime_new();
+    if (!L) {
+        fprintf(stderr, "fluence: cannot start the Lua runtime\n");
+        return FLUENCE_EXIT_INTERNAL;
+    }
+    int rc = fluence_cli_parse(L, prog, argc - 1, argv + 1);
+    if (rc != 0) {
+        lua_close(L);
+        return rc;
+    }
+    /* Help is answered from the C tables without starting any Lua module. */
+    lua_getfield(L, -1, "verb");
+    const char *verb = lua_tostring(L, -1);
+    lua_getfield(L, -2, "opts");
+    lua_getfield(L, -1, "help");
+    int want_help = lua_toboolean(L, -1);
+    lua_pop(L, 2);
+    if (strcmp(verb, "help") == 0 || want_help) {
+        const char *topic = NULL;
+        if (strcmp(verb, "help") != 0) topic = verb;
+        else {
+            lua_getfield(L, -2, "positional");
+            lua_rawgeti(L, -1, 1);
+            topic = lua_tostring(L, -1);   /* stays valid: still on the stack */
+        }
+        rc = fluence_cli_help(stdout, prog, topic);
+        lua_close(L);
+        return rc;
+    }
+    lua_pop(L, 1);
+
+    /* [args] -> require("fluence.cli").main(args) -> exit code */
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "fluence.cli");
+    if (fluence_pcall(L, 1, 1) != LUA_OK) {
+        rc = fluence_report(L);
+    } else {
+        lua_getfield(L, -1, "main");
+        lua_remove(L, -2);
+        lua_insert(L, -2);
+        if (fluence_pcall(L, 1, 1) != LUA_OK) rc = fluence_report(L);
+        else rc = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : FLUENCE_EXIT_OK;
+    }
+    lua_close(L);
+    return rc;
+}

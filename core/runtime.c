@@ -1,0 +1,139 @@
+/* The embedded Lua runtime (see runtime.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <lauxlib.h>
+#include <lualib.h>
+#include "runtime.h"
+#include "modules.h"
+#include "embed.h"
+#include "exitcode.h"
+
+int luaopen_lpeg(lua_State *L);
+
+static int at_panic(lua_State *L)
+{
+    const char *msg = lua_tostring(L, -1);
+    fprintf(stderr, "fluence: fatal: %s\n", msg ? msg : "unprotected Lua error");
+    fflush(stderr);
+    _Exit(FLUENCE_EXIT_INTERNAL);
+}
+
+/* The message handler: structured errors pass through untouched; other
+ * errors become a string with a traceback after a blank marker line. */
+static int msgh(lua_State *L)
+{
+    if (lua_istable(L, 1)) return 1;
+    const char *msg = lua_tostring(L, 1);
+    if (!msg) {
+        if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
+        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    }
+    luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
+int fluence_pcall(lua_State *L, int nargs, int nresults)
+{
+    int base = lua_gettop(L) - nargs;
+    lua_pushcfunction(L, msgh);
+    lua_insert(L, base);
+    int status = lua_pcall(L, nargs, nresults, base);
+    lua_remove(L, base);
+    return status;
+}
+
+int fluence_report(lua_State *L)
+{
+    int code = FLUENCE_EXIT_INTERNAL;
+    const char *msg = NULL;
+    int verbose = getenv("FLUENCE_DEBUG") != NULL;
+    if (lua_istable(L, -1)) {
+        lua_getfield(L, -1, "code");
+        if (lua_isinteger(L, -1)) code = (int)lua_tointeger(L, -1);
+        lua_pop(L, 1);
+        lua_getfield(L, -1, "message");
+        msg = lua_tostring(L, -1);
+        if (msg) fprintf(stderr, "fluence: %s\n", msg);
+        lua_pop(L, 1);
+    } else if ((msg = lua_tostring(L, -1)) != NULL) {
+        /* an unexpected error: the first line is "FILE:LINE: message"; the
+         * traceback that follows is for developers (FLUENCE_DEBUG=1). */
+        const char *tb = strstr(msg, "\nstack traceback:");
+        if (tb && !verbose)
+            fprintf(stderr, "fluence: %.*s\n", (int)(tb - msg), msg);
+        else
+            fprintf(stderr, "fluence: %s\n", msg);
+    }
+    if (!msg) fprintf(stderr, "fluence: unknown error\n");
+    lua_pop(L, 1);
+    return code;
+}
+
+/* package.searchers entry: "fluence.a.b" -> embedded "lua/fluence/a/b.lua". */
+static int search_embedded(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addstring(&b, "lua/");
+    for (const char *p = name; *p; p++) luaL_addchar(&b, *p == '.' ? '/' : *p);
+    luaL_addstring(&b, ".lua");
+    luaL_pushresult(&b);
+    const char *path = lua_tostring(L, -1);
+    for (const struct fluence_embedded *e = fluence_embedded_files; e->path; e++) {
+        if (strcmp(e->path, path) == 0) {
+            lua_pushfstring(L, "@%s", path);
+            if (luaL_loadbufferx(L, e->data, e->len, lua_tostring(L, -1), "t") != LUA_OK)
+                return lua_error(L);
+            lua_pushstring(L, path);
+            return 2;
+        }
+    }
+    lua_pushfstring(L, "no embedded file '%s'", path);
+    return 1;
+}
+
+static int init(lua_State *L)
+{
+    luaL_openlibs(L);
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+    lua_pushcfunction(L, luaopen_lpeg);
+    lua_setfield(L, -2, "lpeg");
+    for (const struct fluence_module *m = fluence_modules; m->name; m++) {
+        lua_pushcfunction(L, m->open);
+        lua_setfield(L, -2, m->name);
+    }
+    lua_pop(L, 1);
+
+    /* Only our own modules: a user's LUA_PATH must not change behaviour.  In
+     * development (FLUENCE_SOURCE_DIR) the tree's files come first and the
+     * embedded copies fill in whatever the tree lacks. */
+    lua_getglobal(L, "package");
+    const char *src = getenv("FLUENCE_SOURCE_DIR");
+    if (src && *src) lua_pushfstring(L, "%s/lua/?.lua", src);
+    else lua_pushliteral(L, "");
+    lua_setfield(L, -2, "path");
+    lua_getfield(L, -1, "searchers");
+    lua_pushcfunction(L, search_embedded);
+    lua_rawseti(L, -2, (lua_Integer)luaL_len(L, -2) + 1);
+    lua_pop(L, 1);
+    lua_pushliteral(L, "");
+    lua_setfield(L, -2, "cpath");
+    lua_pop(L, 1);
+    return 0;
+}
+
+lua_State *fluence_runtime_new(void)
+{
+    lua_State *L = luaL_newstate();
+    if (!L) return NULL;
+    lua_atpanic(L, at_panic);
+    lua_pushcfunction(L, init);
+    if (fluence_pcall(L, 0, 0) != LUA_OK) {
+        fluence_report(L);
+        lua_close(L);
+        return NULL;
+    }
+    return L;
+}

@@ -1,0 +1,31 @@
+-- Dispatches a parsed command line (core/cli.c) to the verb's module,
+-- lua/fluence/cmd/<verb>.lua, whose run(args) returns an exit code.
+local sys = require "fluence.sys"
+local errors = require "fluence.errors"
+
+local cli = {}
+
+local verb_modules = {
+  select = "fluence.cmd.select", apply = "fluence.cmd.apply", create = "fluence.cmd.apply",
+  run = "fluence.cmd.select", explain = "fluence.cmd.explain", match = "fluence.cmd.match",
+  jobspec = "fluence.cmd.jobspec", policies = "fluence.cmd.plugins",
+  providers = "fluence.cmd.plugins", completion = "fluence.cmd.completion",
+}
+
+function cli.main(args)
+  if args.verb == "version" then
+    sys.write(1, ("fluence %s (%s)\n"):format(sys.VERSION, _VERSION))
+    return sys.EXIT.OK
+  end
+  local name = verb_modules[args.verb]
+  local ok, mod = pcall(require, name)
+  if not ok then
+    if tostring(mod):find("module '" .. name .. "' not found", 1, true) then
+      errors.raise("USAGE", "%s: not available in this build", args.verb)
+    end
+    error(mod, 0)
+  end
+  return mod.run(args) or sys.EXIT.OK
+end
+
+return cli

@@ -1,0 +1,77 @@
+-- Runs bin/fluence (or $FLUENCE_BIN) and captures stdout, stderr and the exit
+-- code.  Under FLUENCE_VALGRIND=1 every run goes through valgrind memcheck and
+-- a memory error or leak fails the run.
+local M = {}
+
+local root = os.getenv("PWD")
+M.root = root
+M.bin = os.getenv("FLUENCE_BIN") or (root .. "/bin/fluence")
+
+local function quote(s)
+  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
+end
+M.quote = quote
+
+function M.slurp(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local d = f:read("a")
+  f:close()
+  return d
+end
+
+function M.write(path, data)
+  local f = assert(io.open(path, "wb"))
+  f:write(data)
+  f:close()
+  return path
+end
+
+-- A fresh temporary directory, removed by M.cleanup().
+local made = {}
+function M.tmpdir()
+  local p = os.tmpname()
+  os.remove(p)
+  assert(os.execute("mkdir -p " .. quote(p)))
+  made[#made + 1] = p
+  return p
+end
+function M.cleanup()
+  for _, p in ipairs(made) do os.execute("rm -rf " .. quote(p)) end
+  made = {}
+end
+
+local VALGRIND = "valgrind -q --error-exitcode=99 --leak-check=full " ..
+                 "--errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect"
+
+-- run{args...; stdin=, env={K=V|false}, cwd=, bin=, valgrind=bool} -> {out=, err=, code=}
+function M.run(args)
+  local base = os.tmpname()
+  local parts = {}
+  if args.cwd then parts[#parts + 1] = "cd " .. quote(args.cwd) .. " &&" end
+  parts[#parts + 1] = "env"
+  for k, v in pairs(args.env or {}) do
+    if v == false then parts[#parts + 1] = "-u " .. k
+    else parts[#parts + 1] = k .. "=" .. quote(v) end
+  end
+  if args.valgrind or (os.getenv("FLUENCE_VALGRIND") and args.valgrind ~= false) then
+    parts[#parts + 1] = VALGRIND
+  end
+  parts[#parts + 1] = quote(args.bin or M.bin)
+  for _, a in ipairs(args) do parts[#parts + 1] = quote(a) end
+  local stdin = "/dev/null"
+  if args.stdin then stdin = M.write(base .. ".in", args.stdin) end
+  local cmd = table.concat(parts, " ") .. " <" .. quote(stdin) ..
+              " >" .. base .. ".out 2>" .. base .. ".err"
+  local _, how, code = os.execute(cmd)
+  local r = { out = M.slurp(base .. ".out") or "", err = M.slurp(base .. ".err") or "",
+              code = how == "exit" and code or 128 + (code or 0) }
+  os.remove(base .. ".out"); os.remove(base .. ".err"); os.remove(base)
+  if args.stdin then os.remove(stdin) end
+  if r.code == 99 and (args.valgrind or os.getenv("FLUENCE_VALGRIND")) then
+    error("valgrind found memory errors or leaks:\n" .. r.err, 2)
+  end
+  return r
+end
+
+return M
