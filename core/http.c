@@ -1,0 +1,379 @@
+/* fluence.http — HTTP(S) over libcurl for providers, the Kubernetes client
+ * and the AWS client: one request, or many at once on one multi handle (total
+ * time close to the slowest call, not the sum).
+ *
+ *   http.request(req) -> resp | nil, message
+ *   http.request_many({req, ...} [, {max_parallel = 16}]) -> {resp | {error = message}, ...}
+ *
+ * req:  url (required), method ("GET"), headers ({name = value} or {"N: v"}),
+ *       body, timeout (total seconds, default 30), connect_timeout (10),
+ *       ca_file, ca_data (PEM text), cert_file, key_file, cert_data, key_data,
+ *       insecure (skip TLS verification), connect_to ({"host:port:host2:port2"}),
+ *       max_body (bytes, default 64 MiB: a larger answer is an error).
+ * resp: status, headers ({lowercased name = value}), body, time (seconds).
+ *
+ * Error messages carry curl's reason and the URL without its query string;
+ * never header values (they may hold tokens). */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <curl/curl.h>
+#include <lauxlib.h>
+
+#define TRANSFER_MT "fluence.http.transfer"
+#define DEFAULT_MAX_BODY (64L * 1024 * 1024)
+
+struct transfer {
+    CURL *easy;
+    struct curl_slist *headers, *connect_to;
+    char *body, *resp_headers;
+    size_t body_len, body_cap, hdr_len, hdr_cap;
+    size_t max_body;
+    int too_big;
+    char errbuf[CURL_ERROR_SIZE];
+};
+
+static void transfer_free(struct transfer *t)
+{
+    if (t->easy) curl_easy_cleanup(t->easy);
+    curl_slist_free_all(t->headers);
+    curl_slist_free_all(t->connect_to);
+    free(t->body);
+    free(t->resp_headers);
+    memset(t, 0, sizeof *t);
+}
+
+static int transfer_gc(lua_State *L)
+{
+    transfer_free(luaL_checkudata(L, 1, TRANSFER_MT));
+    return 0;
+}
+
+static int grow(char **buf, size_t *len, size_t *cap, const char *data, size_t n)
+{
+    if (*len + n + 1 > *cap) {
+        size_t c = *cap ? *cap : 4096;
+        while (c < *len + n + 1) c *= 2;
+        char *p = realloc(*buf, c);
+        if (!p) return 0;
+        *buf = p;
+        *cap = c;
+    }
+    memcpy(*buf + *len, data, n);
+    *len += n;
+    (*buf)[*len] = 0;
+    return 1;
+}
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
+{
+    struct transfer *t = ud;
+    size_t n = size * nmemb;
+    if (t->body_len + n > t->max_body) { t->too_big = 1; return 0; }
+    return grow(&t->body, &t->body_len, &t->body_cap, data, n) ? n : 0;
+}
+
+static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
+{
+    struct transfer *t = ud;
+    size_t n = size * nmemb;
+    /* a new status line (redirect, 100-continue) starts a new header block */
+    if (n >= 5 && strncmp(data, "HTTP/", 5) == 0) t->hdr_len = 0;
+    if (t->hdr_len + n > 1024 * 1024) return 0;
+    return grow(&t->resp_headers, &t->hdr_len, &t->hdr_cap, data, n) ? n : 0;
+}
+
+static const char *opt_string(lua_State *L, int req, const char *key)
+{
+    lua_getfield(L, req, key);
+    const char *s = lua_isnil(L, -1) ? NULL : luaL_checkstring(L, -1);
+    lua_pop(L, 1);   /* the string stays alive: it is referenced from req */
+    return s;
+}
+
+static double opt_number(lua_State *L, int req, const char *key, double dflt)
+{
+    lua_getfield(L, req, key);
+    double v = lua_isnil(L, -1) ? dflt : luaL_checknumber(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
+static int opt_bool(lua_State *L, int req, const char *key)
+{
+    lua_getfield(L, req, key);
+    int v = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
+static void set_blob(CURL *easy, CURLoption opt, const char *data)
+{
+    struct curl_blob blob = { (void *)data, strlen(data), CURL_BLOB_COPY };
+    curl_easy_setopt(easy, opt, &blob);
+}
+
+/* [-0, +1, e]  Builds a transfer userdata from the request table at req. */
+static struct transfer *prepare(lua_State *L, int req)
+{
+    luaL_checktype(L, req, LUA_TTABLE);
+    struct transfer *t = lua_newuserdatauv(L, sizeof *t, 1);
+    memset(t, 0, sizeof *t);
+    luaL_setmetatable(L, TRANSFER_MT);
+    lua_pushvalue(L, req);            /* keep the request's strings alive */
+    lua_setiuservalue(L, -2, 1);
+    if (!(t->easy = curl_easy_init())) luaL_error(L, "cannot create a curl handle");
+    CURL *e = t->easy;
+    const char *url = opt_string(L, req, "url");
+    if (!url) luaL_error(L, "http request without url");
+    const char *method = opt_string(L, req, "method");
+    double timeout = opt_number(L, req, "timeout", 30);
+    double connect_timeout = opt_number(L, req, "connect_timeout", 10);
+    t->max_body = (size_t)opt_number(L, req, "max_body", (double)DEFAULT_MAX_BODY);
+
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->errbuf);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(connect_timeout * 1000));
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, t);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, t);
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+    curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+    curl_easy_setopt(e, CURLOPT_USERAGENT, "fluence/" FLUENCE_VERSION);
+    /* the proxy environment would send credentials elsewhere: never implicit */
+    curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
+
+    lua_getfield(L, req, "body");
+    if (!lua_isnil(L, -1)) {
+        size_t blen;
+        const char *body = luaL_checklstring(L, -1, &blen);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)blen);
+        curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, body);
+    }
+    lua_pop(L, 1);
+    if (method) curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
+    if (method && strcmp(method, "HEAD") == 0) curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+
+    lua_getfield(L, req, "headers");
+    if (lua_istable(L, -1)) {
+        lua_pushnil(L);
+        while (lua_next(L, -2)) {
+            const char *line;
+            if (lua_type(L, -2) == LUA_TSTRING)
+                line = lua_pushfstring(L, "%s: %s", lua_tostring(L, -2), luaL_checkstring(L, -1));
+            else
+                line = lua_pushstring(L, luaL_checkstring(L, -1));
+            struct curl_slist *n = curl_slist_append(t->headers, line);
+            if (!n) luaL_error(L, "not enough memory");
+            t->headers = n;
+            lua_pop(L, 2);
+        }
+    }
+    lua_pop(L, 1);
+    /* curl adds "Expect: 100-continue" for large bodies: a needless round trip */
+    t->headers = curl_slist_append(t->headers, "Expect:");
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
+
+    lua_getfield(L, req, "connect_to");
+    if (lua_istable(L, -1)) {
+        for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TSTRING; i++) {
+            t->connect_to = curl_slist_append(t->connect_to, lua_tostring(L, -1));
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+        curl_easy_setopt(e, CURLOPT_CONNECT_TO, t->connect_to);
+    }
+    lua_pop(L, 1);
+
+    const char *s;
+    if ((s = opt_string(L, req, "ca_file"))) curl_easy_setopt(e, CURLOPT_CAINFO, s);
+    if ((s = opt_string(L, req, "ca_data"))) set_blob(e, CURLOPT_CAINFO_BLOB, s);
+    if ((s = opt_string(L, req, "cert_file"))) curl_easy_setopt(e, CURLOPT_SSLCERT, s);
+    if ((s = opt_string(L, req, "key_file"))) curl_easy_setopt(e, CURLOPT_SSLKEY, s);
+    if ((s = opt_string(L, req, "cert_data"))) {
+        set_blob(e, CURLOPT_SSLCERT_BLOB, s);
+        curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
+    }
+    if ((s = opt_string(L, req, "key_data"))) {
+        set_blob(e, CURLOPT_SSLKEY_BLOB, s);
+        curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
+    }
+    if (opt_bool(L, req, "insecure")) {
+        curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    return t;
+}
+
+/* The URL for messages: scheme://host[:port]/path, no query, no userinfo. */
+static void push_safe_url(lua_State *L, struct transfer *t)
+{
+    char *url = NULL;
+    curl_easy_getinfo(t->easy, CURLINFO_EFFECTIVE_URL, &url);
+    CURLU *u = curl_url();
+    char *out = NULL;
+    if (u && url && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK) {
+        curl_url_set(u, CURLUPART_QUERY, NULL, 0);
+        curl_url_set(u, CURLUPART_USER, NULL, 0);
+        curl_url_set(u, CURLUPART_PASSWORD, NULL, 0);
+        curl_url_get(u, CURLUPART_URL, &out, 0);
+    }
+    lua_pushstring(L, out ? out : "(url)");
+    curl_free(out);
+    curl_url_cleanup(u);
+}
+
+/* [-0, +1 or +2, m]  Pushes the response table, or nil + message. */
+static int push_result(lua_State *L, struct transfer *t, CURLcode rc)
+{
+    if (rc != CURLE_OK) {
+        lua_pushnil(L);
+        push_safe_url(L, t);
+        if (t->too_big)
+            lua_pushfstring(L, "%s: answer larger than %d bytes", lua_tostring(L, -1), (int)t->max_body);
+        else
+            lua_pushfstring(L, "%s: %s", lua_tostring(L, -1), t->errbuf[0] ? t->errbuf : curl_easy_strerror(rc));
+        lua_remove(L, -2);
+        return 2;
+    }
+    long status = 0;
+    double secs = 0;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(t->easy, CURLINFO_TOTAL_TIME, &secs);
+    lua_createtable(L, 0, 4);
+    lua_pushinteger(L, status);
+    lua_setfield(L, -2, "status");
+    lua_pushnumber(L, secs);
+    lua_setfield(L, -2, "time");
+    lua_pushlstring(L, t->body ? t->body : "", t->body_len);
+    lua_setfield(L, -2, "body");
+    lua_newtable(L);
+    const char *p = t->resp_headers, *end = p ? p + t->hdr_len : NULL;
+    while (p && p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        const char *lend = eol ? eol : end;
+        const char *colon = memchr(p, ':', (size_t)(lend - p));
+        if (colon && strncmp(p, "HTTP/", 5) != 0) {
+            luaL_Buffer b;
+            luaL_buffinit(L, &b);
+            for (const char *q = p; q < colon; q++) luaL_addchar(&b, (char)(*q >= 'A' && *q <= 'Z' ? *q + 32 : *q));
+            luaL_pushresult(&b);
+            const char *v = colon + 1, *ve = lend;
+            while (v < ve && (*v == ' ' || *v == '\t')) v++;
+            while (ve > v && (ve[-1] == '\r' || ve[-1] == ' ')) ve--;
+            lua_pushlstring(L, v, (size_t)(ve - v));
+            lua_rawset(L, -3);
+        }
+        p = eol ? eol + 1 : end;
+    }
+    lua_setfield(L, -2, "headers");
+    return 1;
+}
+
+static int http_request(lua_State *L)
+{
+    struct transfer *t = prepare(L, 1);
+    CURLcode rc = curl_easy_perform(t->easy);
+    int n = push_result(L, t, rc);
+    /* free the handle now rather than at the next collection */
+    lua_pushvalue(L, -n - 1);
+    transfer_free(t);
+    lua_pop(L, 1);
+    return n;
+}
+
+static int http_request_many(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    long max_parallel = 16;
+    if (lua_istable(L, 2)) {
+        lua_getfield(L, 2, "max_parallel");
+        max_parallel = (long)luaL_optinteger(L, -1, 16);
+        lua_pop(L, 1);
+    }
+    lua_settop(L, 1);
+    lua_Integer n = (lua_Integer)luaL_len(L, 1);
+    lua_createtable(L, (int)n, 0);                 /* 2: transfers */
+    lua_createtable(L, (int)n, 0);                 /* 3: results */
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_rawgeti(L, 1, i);
+        prepare(L, lua_gettop(L));
+        lua_rawseti(L, 2, i);
+        lua_pop(L, 1);
+    }
+    CURLM *multi = curl_multi_init();
+    if (!multi) return luaL_error(L, "cannot create a curl multi handle");
+    curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, max_parallel);
+    curl_multi_setopt(multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_rawgeti(L, 2, i);
+        struct transfer *t = lua_touserdata(L, -1);
+        curl_easy_setopt(t->easy, CURLOPT_PRIVATE, (void *)(intptr_t)i);
+        curl_multi_add_handle(multi, t->easy);
+        lua_pop(L, 1);
+    }
+    int running = 1;
+    while (running) {
+        CURLMcode mc = curl_multi_perform(multi, &running);
+        if (mc == CURLM_OK && running) mc = curl_multi_poll(multi, NULL, 0, 1000, NULL);
+        if (mc != CURLM_OK) break;
+    }
+    CURLMsg *msg;
+    int left;
+    while ((msg = curl_multi_info_read(multi, &left))) {
+        if (msg->msg != CURLMSG_DONE) continue;
+        void *priv = NULL;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
+        lua_Integer i = (lua_Integer)(intptr_t)priv;
+        lua_rawgeti(L, 2, i);
+        struct transfer *t = lua_touserdata(L, -1);
+        int k = push_result(L, t, msg->data.result);
+        if (k == 2) {                              /* nil, message -> {error = message} */
+            lua_createtable(L, 0, 1);
+            lua_insert(L, -2);
+            lua_setfield(L, -2, "error");
+            lua_remove(L, -2);
+        }
+        lua_rawseti(L, 3, i);
+        lua_pop(L, 1);
+    }
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_rawgeti(L, 2, i);
+        struct transfer *t = lua_touserdata(L, -1);
+        curl_multi_remove_handle(multi, t->easy);
+        transfer_free(t);
+        lua_pop(L, 1);
+        if (lua_rawgeti(L, 3, i) == LUA_TNIL) {     /* never finished: say so */
+            lua_pop(L, 1);
+            lua_createtable(L, 0, 1);
+            lua_pushliteral(L, "transfer did not complete");
+            lua_setfield(L, -2, "error");
+            lua_rawseti(L, 3, i);
+        } else lua_pop(L, 1);
+    }
+    curl_multi_cleanup(multi);
+    return 1;
+}
+
+int luaopen_fluence_http(lua_State *L)
+{
+    static int initialized;
+    if (!initialized) {
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) return luaL_error(L, "cannot initialise libcurl");
+        initialized = 1;
+    }
+    luaL_newmetatable(L, TRANSFER_MT);
+    lua_pushcfunction(L, transfer_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+    static const luaL_Reg funcs[] = {
+        {"request", http_request}, {"request_many", http_request_many}, {NULL, NULL}
+    };
+    luaL_newlib(L, funcs);
+    return 1;
+}
