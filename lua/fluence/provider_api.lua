@@ -1,0 +1,62 @@
+-- The API a provider plugin receives as ctx.api: decoding, HTTP, environment,
+-- files, logging, and (when available) the cluster's offerings and AWS.
+-- Providers run sandboxed; this table is all they can reach, so everything
+-- here must be safe to hand to a user's script.
+--
+--   api.yaml.decode(text, name) / api.yaml.decode_all / api.json.decode / api.json.encode
+--   api.http.request(req) / api.http.request_many(reqs, opts)     (see core/http.c)
+--   api.env(name) -> string | nil
+--   api.read_file(path) -> text | nil, err
+--   api.now() -> seconds; api.monotonic() -> seconds
+--   api.log(fmt, ...)    -- stderr, only with -v (never log secrets)
+--   api.warn(fmt, ...)   -- stderr, always
+--   api.cluster.offerings() -> offerings | nil, err   (set by the selection; nil offline)
+--   api.aws              -- fluence.aws (credentials chain, SigV4) when built in
+local sys = require "fluence.sys"
+
+local M = {}
+
+-- A read-only view: providers cannot replace what other providers use.
+local function readonly(t, name)
+  return setmetatable({}, {
+    __index = t,
+    __newindex = function() error(name .. " is read-only", 2) end,
+    __metatable = false,
+    __pairs = function() return next, t, nil end,
+  })
+end
+M.readonly = readonly
+
+local function copy(mod, names)
+  local t = {}
+  for _, n in ipairs(names) do t[n] = mod[n] end
+  return t
+end
+
+-- new{verbose = n, cluster = {offerings = fn}} -> api
+function M.new(opts)
+  opts = opts or {}
+  local verbose = opts.verbose or 0
+  local function say(fmt, ...)
+    local msg = select("#", ...) > 0 and fmt:format(...) or fmt
+    sys.write(2, "fluence: " .. msg .. "\n")
+  end
+  local yaml, json, http = require "fluence.yaml", require "fluence.json", require "fluence.http"
+  local api = {
+    yaml = readonly(copy(yaml, { "decode", "decode_all", "null" }), "api.yaml"),
+    json = readonly(copy(json, { "decode", "encode", "null", "array", "object", "is_array" }), "api.json"),
+    http = readonly(copy(http, { "request", "request_many" }), "api.http"),
+    env = sys.getenv,
+    read_file = sys.read_file,
+    now = sys.now,
+    monotonic = sys.monotonic,
+    log = function(fmt, ...) if verbose > 0 then say(fmt, ...) end end,
+    warn = say,
+    cluster = readonly(opts.cluster or {}, "api.cluster"),
+  }
+  local ok, aws = pcall(require, "fluence.aws")
+  if ok then api.aws = readonly(aws, "api.aws") end
+  return readonly(api, "api")
+end
+
+return M
