@@ -1,0 +1,327 @@
+-- The policy pipeline: select-policy text -> grammar tree -> one closure per
+-- stage, each made by a policy plugin (policies/*.lua, user directories);
+-- then run over a backend list, recording what every stage kept, reordered
+-- and dropped, and why.  Nothing here knows any policy: every stage head is
+-- looked up in the registry built by fluence.plugins.
+--
+--   local pl, err = pipeline.compile(text, { policies = reg, cost_tol = 0.5,
+--                                            name = "select-policy",
+--                                            known_attributes = {...}, budget = n })
+--   pl.text, pl.stages         -- stages: { {text, word, head, suffix, pos, tolerance, args}, ... }
+--   pl:attributes()            -- set of attribute names read, plus `complete`
+--   pl:run(backends, request)  -- result table (see run below); never raises
+--                                 for a selection failure
+--
+-- See docs/policy-language.md for the language and the plugin contract.
+local grammar = require "fluence.grammar"
+local sandbox = require "fluence.sandbox"
+local errors = require "fluence.errors"
+local sys = require "fluence.sys"
+
+local pipeline = {}
+
+-- Attribute names that stand for others (the Go client's spellings).
+pipeline.ALIASES = { cost = "cost_usd", queue = "queue_size" }
+-- Names a typo is checked against (plus the caller's known_attributes).
+pipeline.WELL_KNOWN = { "cost_usd", "queue_size", "qubits", "memory_gb", "throughput",
+                        "status", "region", "provider", "cost_per_task", "cost_per_shot",
+                        "cost_per_minute" }
+
+-- Optimal string alignment distance (Damerau-Levenshtein with adjacent swaps).
+local function distance(a, b)
+  local la, lb = #a, #b
+  if math.abs(la - lb) > 3 then return math.huge end
+  local d = {}
+  for i = 0, la do d[i] = { [0] = i } end
+  for j = 0, lb do d[0][j] = j end
+  for i = 1, la do
+    for j = 1, lb do
+      local cost = a:byte(i) == b:byte(j) and 0 or 1
+      local v = math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+      if i > 1 and j > 1 and a:byte(i) == b:byte(j - 1) and a:byte(i - 1) == b:byte(j) then
+        v = math.min(v, d[i - 2][j - 2] + 1)
+      end
+      d[i][j] = v
+    end
+  end
+  return d[la][lb]
+end
+pipeline.distance = distance
+
+-- The closest candidate within a typo's reach (1 edit for short words, 2 else).
+local function suggest(word, candidates)
+  local best, bd = nil, math.huge
+  local limit = #word <= 4 and 1 or 2
+  for _, c in ipairs(candidates) do
+    local d = distance(word:lower(), c:lower())
+    if d > 0 and d <= limit and (d < bd or (d == bd and c < best)) then best, bd = c, d end
+  end
+  return best
+end
+pipeline.suggest = suggest
+
+-- A compile error at a position: raised inside compile, caught there.
+local CErr = {}
+local function cerror(msg, pos) error(setmetatable({ msg = msg, pos = pos }, CErr), 0) end
+-- A selection failure raised by a stage closure.
+local Fail = {}
+
+local function located(name, text, pos, msg)
+  local line, col = grammar.linecol(text, pos)
+  return errors.new("INPUT", sys.locate(name, text, line, col, msg))
+end
+
+-- Stable sort of an array (table.sort is not stable): ties keep input order.
+local function stable_sort(list, less)
+  local idx = {}
+  for i, v in ipairs(list) do idx[v] = i end
+  table.sort(list, function(a, b)
+    if less(a, b) then return true end
+    if less(b, a) then return false end
+    return idx[a] < idx[b]
+  end)
+  return list
+end
+pipeline.stable_sort = stable_sort
+
+-- Which plugin a stage word names: the whole word, or NAME-SUFFIX for a plugin
+-- that takes a suffix (min-cost -> min + "cost"), longest NAME first.
+local function resolve(reg, word)
+  local e = reg.get(word)
+  if e then return e, nil end
+  local cut = #word
+  while true do
+    cut = word:sub(1, cut - 1):match(".*()%-")
+    if not cut then return nil end
+    local head, suffix = word:sub(1, cut - 1), word:sub(cut + 1)
+    local pe = reg.get(head)
+    if pe and pe.plugin.suffix and suffix ~= "" then return pe, suffix end
+  end
+end
+
+-- Words a misspelt stage may have meant: plugin names, and NAME-ATTR for
+-- suffix-taking plugins over the well-known attributes and aliases.
+local function vocabulary(reg, known)
+  local words = {}
+  for _, e in ipairs(reg.list) do
+    words[#words + 1] = e.name
+    if e.plugin.suffix then
+      for a in pairs(pipeline.ALIASES) do words[#words + 1] = e.name .. "-" .. a end
+      for _, a in ipairs(known) do words[#words + 1] = e.name .. "-" .. a end
+    end
+  end
+  return words
+end
+
+local function known_list(opts)
+  local list, seen = {}, {}
+  local function add(a) if not seen[a] then seen[a] = true; list[#list + 1] = a end end
+  for _, a in ipairs(pipeline.WELL_KNOWN) do add(a) end
+  local k = opts.known_attributes
+  if k then
+    if #k > 0 then for _, a in ipairs(k) do add(a) end
+    else for a in pairs(k) do add(a) end end
+  end
+  return list, seen
+end
+
+-- Deep copy of plain data (the stage handed to a plugin is its own).
+local function copy(v)
+  if type(v) ~= "table" then return v end
+  local c = {}
+  for k, x in pairs(v) do c[k] = copy(x) end
+  return c
+end
+
+local Pipeline = {}
+Pipeline.__index = Pipeline
+
+function pipeline.compile(text, opts)
+  opts = opts or {}
+  local name = opts.name or "select-policy"
+  local reg = opts.policies
+  assert(reg and reg.get, "pipeline.compile: opts.policies (a registry) is required")
+  local tree, perr = grammar.parse(text)
+  if not tree then return nil, located(name, text or "", perr.pos, perr.msg) end
+  local known, known_set = known_list(opts)
+
+  local self = setmetatable({ text = text, name = name, stages = {},
+                              cost_tol = opts.cost_tol or 0,
+                              budget = opts.budget or sandbox.DEFAULT_BUDGET }, Pipeline)
+  for _, st in ipairs(tree.stages) do
+    local entry, suffix = resolve(reg, st.word)
+    if not entry then
+      local msg = ("unknown policy %q"):format(st.word)
+      local s = suggest(st.word, vocabulary(reg, known))
+      if s then msg = msg .. (" (did you mean %q?)"):format(s) end
+      return nil, located(name, text, st.pos, msg)
+    end
+    local plugin = entry.plugin
+    if st.tolerance and not plugin.tolerance then
+      return nil, located(name, text, st.tolerance.pos,
+        ("policy %q takes no tolerance"):format(entry.name))
+    end
+    if st.args and plugin.args == false then
+      return nil, located(name, text, st.args.pos,
+        ("policy %q takes no arguments"):format(entry.name))
+    end
+    if not st.args and plugin.args == "required" then
+      return nil, located(name, text, st.endpos,
+        ("policy %q needs arguments (%s:...)"):format(entry.name, st.word))
+    end
+    local stage = copy(st)
+    stage.head, stage.suffix = entry.name, suffix
+
+    local ctx = {
+      cost_tol = self.cost_tol,
+      aliases = copy(pipeline.ALIASES),
+      -- raise a located compile error (pos: byte offset in the policy text)
+      error = function(msg, pos) cerror(tostring(msg), pos or st.pos) end,
+      -- raise a selection failure from a stage closure at run time
+      fail = function(msg) error(setmetatable({ msg = tostring(msg) }, Fail), 0) end,
+      canon = function(a) return pipeline.ALIASES[a] or a end,
+      -- an attribute name the user wrote: canonical name, or nil plus the
+      -- well-known name it is probably a typo of
+      attribute = function(a)
+        local c = pipeline.ALIASES[a] or a
+        if known_set[c] or pipeline.ALIASES[a] then return c end
+        local cand = {}
+        for _, k in ipairs(known) do cand[#cand + 1] = k end
+        for k in pairs(pipeline.ALIASES) do cand[#cand + 1] = k end
+        local s = suggest(a, cand)
+        if s then return nil, s end
+        return c
+      end,
+      suggest = suggest,
+      sort = stable_sort,
+    }
+    local ok, fn, reads = sandbox.call(plugin.compile, self.budget, stage, ctx)
+    if not ok then
+      local e = fn
+      if getmetatable(e) == CErr then return nil, located(name, text, e.pos, e.msg) end
+      return nil, located(name, text, st.pos,
+        ("policy %q (%s): %s"):format(st.text, entry.origin, tostring(e)))
+    end
+    if type(fn) ~= "function" then
+      return nil, located(name, text, st.pos,
+        ("policy %q (%s): compile returned %s, not a function"):format(st.text, entry.origin, type(fn)))
+    end
+    local set
+    if type(reads) == "table" then
+      set = {}
+      for k, v in pairs(reads) do
+        if type(k) == "number" then set[v] = true else set[k] = true end
+      end
+    end
+    self.stages[#self.stages + 1] = {
+      text = st.text, word = st.word, head = entry.name, suffix = suffix, pos = st.pos,
+      tolerance = st.tolerance, args = st.args, origin = entry.origin,
+      fn = fn, reads = set,
+    }
+  end
+  return self
+end
+
+-- attributes() -> set of attribute names the stages read, complete
+-- (complete is false when a stage did not say what it reads).
+function Pipeline:attributes()
+  local set, complete = {}, true
+  for _, s in ipairs(self.stages) do
+    if s.reads then
+      for a in pairs(s.reads) do set[a] = true end
+    else
+      complete = false
+    end
+  end
+  return set, complete
+end
+
+-- run(backends, request) -> result
+--   { ok, chosen, survivors, stages = { {text, kept, dropped, order_changed} },
+--     dropped = {name = reason}, error, plugin_error }
+-- Backends reach plugins as read-only views; the lists handed back must hold
+-- only backends of the list the stage received.  plugin_error is true when the
+-- failure is a plugin's fault (a crash, a bad result, a spent budget) rather
+-- than "no backend satisfies the policy".
+function Pipeline:run(backends, request)
+  local result = { ok = false, stages = {}, dropped = {}, survivors = {} }
+  local pool = {}
+  for i, b in ipairs(backends or {}) do pool[i] = b end
+  stable_sort(pool, function(a, b) return a.name < b.name end)
+  local req = sandbox.readonly(request or {})
+
+  local function drop(name, reason)
+    if result.dropped[name] == nil then result.dropped[name] = reason end
+  end
+
+  if #pool == 0 then
+    result.error = "no candidate backends"
+    return result
+  end
+
+  for _, st in ipairs(self.stages) do
+    local input, views, byview = {}, {}, {}
+    for i, b in ipairs(pool) do
+      local v = sandbox.readonly(b)
+      views[i] = v
+      byview[v] = b
+      input[i] = v
+    end
+    local rec = { text = st.text, kept = {}, dropped = {}, order_changed = false }
+    result.stages[#result.stages + 1] = rec
+    local ok, out, reasons = sandbox.call(st.fn, self.budget, input, req)
+    local function failed(msg, plugin)
+      rec.error = msg
+      result.error = msg
+      result.plugin_error = plugin or nil
+      return result
+    end
+    if not ok then
+      if getmetatable(out) == Fail then
+        return failed(("policy %q: %s"):format(st.text, out.msg))
+      end
+      return failed(("policy %q (%s): %s"):format(st.text, st.origin, tostring(out)), true)
+    end
+    if type(out) ~= "table" then
+      return failed(("policy %q (%s): returned %s, not a list of backends")
+        :format(st.text, st.origin, type(out)), true)
+    end
+    local next_pool, seen = {}, {}
+    for i = 1, #out do
+      local b = byview[out[i]]
+      if not b or seen[b] then
+        return failed(("policy %q (%s): returned %s")
+          :format(st.text, st.origin, b and "a backend twice" or "a backend that was not in its input"), true)
+      end
+      seen[b] = true
+      next_pool[i] = b
+      rec.kept[i] = b.name
+    end
+    -- order_changed: the kept backends are not in their input order
+    local last = 0
+    local pos = {}
+    for i, b in ipairs(pool) do pos[b] = i end
+    for _, b in ipairs(next_pool) do
+      if pos[b] < last then rec.order_changed = true break end
+      last = pos[b]
+    end
+    for _, b in ipairs(pool) do
+      if not seen[b] then
+        local why = type(reasons) == "table" and reasons[b.name]
+        why = type(why) == "string" and why or ("dropped by %s"):format(st.text)
+        rec.dropped[b.name] = why
+        drop(b.name, why)
+      end
+    end
+    pool = next_pool
+    if #pool == 0 then
+      return failed(("policy %q eliminated all candidates"):format(st.text))
+    end
+  end
+  result.ok = true
+  result.survivors = pool
+  result.chosen = pool[1].name
+  return result
+end
+
+return pipeline

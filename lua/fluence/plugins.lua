@@ -1,0 +1,212 @@
+-- Finding, sandboxing, loading and checking plugins: policies and providers.
+--
+--   plugins.load_policies{ dirs = {...} }                 -> registry
+--   plugins.load_providers{ dirs = {...}, api = api }     -> registry
+--
+-- Search order (the first file of a name wins, later ones are shadowed):
+--   1. opts.dirs, in order                  (--policy-dir / --provider-dir)
+--   2. $FLUENCE_POLICY_PATH / $FLUENCE_PROVIDER_PATH, colon-separated
+--   3. ~/.fluence/policies / ~/.fluence/providers
+--   4. the built-ins: policies/*.lua / providers/*.lua compiled into the
+--      binary (with $FLUENCE_SOURCE_DIR set, that tree's files first)
+-- A plugin file NAME.lua must return a table whose `name` is NAME.
+--
+-- A registry: reg.list (sorted by name) of entries
+--   { name, description, origin = path | "built-in:policies/x.lua", source,
+--     plugin = <the returned table>, overrides = "built-in" | nil,
+--     shadows = { origin, ... } }
+-- and reg.get(name) -> entry | nil.
+--
+-- Every plugin is loaded in text mode with chunk name "@"..path into its own
+-- sandbox environment (fluence.sandbox; providers also see `api`), under an
+-- instruction budget.  A broken plugin raises a structured INPUT error
+-- "PATH:LINE: message" (or "PATH: message" for a missing export).
+--
+-- Options for tests and special callers: path (instead of the environment
+-- variable), home (instead of $HOME), source_dir (instead of
+-- $FLUENCE_SOURCE_DIR), builtins = false (skip them), budget.
+local sys = require "fluence.sys"
+local errors = require "fluence.errors"
+local sandbox = require "fluence.sandbox"
+
+local plugins = {}
+
+local KINDS = {
+  policy = { dir = "policies", env = "FLUENCE_POLICY_PATH", option = "--policy-dir",
+             exports = { name = "string", description = "string", compile = "function" } },
+  provider = { dir = "providers", env = "FLUENCE_PROVIDER_PATH", option = "--provider-dir",
+               exports = { name = "string", description = "string", candidates = "function" } },
+}
+local EXPORT_ORDER = { "name", "description", "compile", "candidates" }
+
+local function fail(fmt, ...) errors.raise("INPUT", fmt, ...) end
+
+-- "PATH:LINE: msg" stays; anything else gets "PATH: " in front.
+local function at(path, msg)
+  msg = tostring(msg)
+  if msg:sub(1, #path + 1) == path .. ":" then return msg end
+  return path .. ": " .. msg
+end
+
+-- Loads one plugin's source and checks its exports.
+local function load_plugin(kind, path, src, extra, budget)
+  local spec = KINDS[kind]
+  local env = sandbox.env(extra)
+  local chunk, err = load(src, "@" .. path, "t", env)
+  if not chunk then fail("%s", at(path, err)) end
+  local ok, plugin = sandbox.call(chunk, budget)
+  if not ok then fail("%s", at(path, plugin)) end
+  if type(plugin) ~= "table" then
+    fail("%s: a %s plugin must return a table, got %s", path, kind, type(plugin))
+  end
+  for _, k in ipairs(EXPORT_ORDER) do
+    local want = spec.exports[k]
+    if want and type(plugin[k]) ~= want then
+      fail("%s: %s plugin export %q must be a %s, got %s", path, kind, k, want, type(plugin[k]))
+    end
+  end
+  if plugin.name == "" or not plugin.name:match("^[%a_][%w_.%-]*$") then
+    fail("%s: bad %s name %q (letters, digits, _ . -; not starting with a digit)", path, kind, plugin.name)
+  end
+  return plugin
+end
+
+local function basename(file) return file:match("^(.*)%.lua$") end
+
+-- Plugin files of a directory: NAME.lua, sorted, no hidden files.
+local function lua_files(dir)
+  local names, err = sys.list_dir(dir)
+  if not names then return nil, err end
+  local out = {}
+  for _, f in ipairs(names) do
+    if f:sub(1, 1) ~= "." and basename(f) and sys.kind(dir .. "/" .. f) == "file" then
+      out[#out + 1] = f
+    end
+  end
+  return out
+end
+
+local function split_path(s)
+  local out = {}
+  for p in (s or ""):gmatch("[^:]+") do out[#out + 1] = p end
+  return out
+end
+
+-- The directories to search, in order: { {dir =, source =}, ... }
+function plugins.search_dirs(kind, opts)
+  local spec = KINDS[kind]
+  local dirs = {}
+  for _, d in ipairs(opts.dirs or {}) do dirs[#dirs + 1] = { dir = d, source = spec.option, explicit = true } end
+  local path = opts.path
+  if path == nil then path = sys.getenv(spec.env) end
+  for _, d in ipairs(split_path(path)) do dirs[#dirs + 1] = { dir = d, source = spec.env } end
+  local home = opts.home
+  if home == nil then home = sys.home() end
+  if home and home ~= "" then
+    dirs[#dirs + 1] = { dir = home .. "/.fluence/" .. spec.dir, source = "~/.fluence/" .. spec.dir }
+  end
+  return dirs
+end
+
+-- Built-in plugin files: { {name =, path = chunk path, origin =, src =}, ... }
+local function builtins(kind, opts)
+  local spec = KINDS[kind]
+  local byname, order = {}, {}
+  local src_dir = opts.source_dir
+  if src_dir == nil then src_dir = sys.getenv("FLUENCE_SOURCE_DIR") end
+  if src_dir and src_dir ~= "" then
+    local files = lua_files(src_dir .. "/" .. spec.dir) or {}
+    for _, f in ipairs(files) do
+      local path = src_dir .. "/" .. spec.dir .. "/" .. f
+      local src, err = sys.read_file(path)
+      if not src then fail("%s", err) end
+      byname[basename(f)] = { path = path, src = src }
+      order[#order + 1] = basename(f)
+    end
+  end
+  for _, p in ipairs(sys.embedded_list(spec.dir .. "/")) do
+    local f = p:sub(#spec.dir + 2)
+    local name = basename(f)
+    if name and not f:find("/", 1, true) and not byname[name] then
+      byname[name] = { path = p, src = sys.embedded(p) }
+      order[#order + 1] = name
+    end
+  end
+  table.sort(order)
+  local out = {}
+  for _, name in ipairs(order) do
+    local b = byname[name]
+    out[#out + 1] = { name = name, path = b.path, src = b.src,
+                      origin = "built-in:" .. spec.dir .. "/" .. name .. ".lua" }
+  end
+  return out
+end
+
+local function load_all(kind, opts)
+  opts = opts or {}
+  local extra = kind == "provider" and { api = opts.api or {} } or nil
+  local budget = opts.budget or sandbox.DEFAULT_BUDGET
+  local byname, list = {}, {}
+
+  local function add(name, path, origin, source, src)
+    local prev = byname[name]
+    if prev then
+      prev.shadows[#prev.shadows + 1] = origin
+      if source == "built-in" then prev.overrides = "built-in" end
+      return
+    end
+    local plugin = load_plugin(kind, path, src, extra, budget)
+    if plugin.name ~= name then
+      fail("%s: %s plugin is named %q but its file is %s.lua (they must match)",
+           path, kind, plugin.name, name)
+    end
+    local e = { name = name, description = plugin.description:match("^[^\n]*"), origin = origin,
+                source = source, plugin = plugin, shadows = {} }
+    byname[name] = e
+    list[#list + 1] = e
+  end
+
+  for _, d in ipairs(plugins.search_dirs(kind, opts)) do
+    local files, err = lua_files(d.dir)
+    if not files then
+      if d.explicit then fail("%s %s: %s", d.source, d.dir, (err:gsub("^.-: ", ""))) end
+    else
+      for _, f in ipairs(files) do
+        local path = d.dir .. "/" .. f
+        if byname[basename(f)] then
+          add(basename(f), path, path, d.source)
+        else
+          local src, rerr = sys.read_file(path)
+          if not src then fail("%s", rerr) end
+          add(basename(f), path, path, d.source, src)
+        end
+      end
+    end
+  end
+  if opts.builtins ~= false then
+    for _, b in ipairs(builtins(kind, opts)) do
+      add(b.name, b.path, b.origin, "built-in", b.src)
+    end
+  end
+  table.sort(list, function(a, b) return a.name < b.name end)
+  return {
+    kind = kind,
+    list = list,
+    dirs = plugins.search_dirs(kind, opts),
+    get = function(name) return byname[name] end,
+  }
+end
+
+function plugins.load_policies(opts) return load_all("policy", opts) end
+function plugins.load_providers(opts) return load_all("provider", opts) end
+
+-- A policy plugin from one file (for `fluence run` and tests), not registered.
+function plugins.load_file(kind, path, opts)
+  opts = opts or {}
+  local src, err = sys.read_file(path)
+  if not src then fail("%s", err) end
+  local extra = kind == "provider" and { api = opts.api or {} } or nil
+  return load_plugin(kind, path, src, extra, opts.budget or sandbox.DEFAULT_BUDGET)
+end
+
+return plugins

@@ -1,0 +1,75 @@
+-- weighted:A=W,B=W,... orders the backends by a weighted score: each
+-- attribute is min-max normalised over the backends in the list (0 = lowest,
+-- 1 = highest; all equal = 0), multiplied by its weight and summed.  Highest
+-- score first; ties keep their order.  A negative weight prefers low values:
+-- weighted:throughput=1,cost=-2.  Backends lacking an attribute are dropped.
+-- With a tolerance (weighted~0.1:..., weighted~5%:...) only the backends
+-- within it of the best score are kept; without one, all are kept, reordered.
+return {
+  name = "weighted",
+  description = "weighted:A=W,...: order by a weighted sum of min-max normalised attributes",
+  args = "required",
+  tolerance = true,
+  compile = function(stage, ctx)
+    local terms, reads = {}, {}
+    for _, item in ipairs(stage.args.items) do
+      if not item.key or item.op ~= "=" then
+        ctx.error(("expected ATTR=WEIGHT, found %q"):format(item.text), item.pos)
+      end
+      local attr, guess = ctx.attribute(item.key)
+      if not attr then
+        ctx.error(("unknown attribute %q (did you mean %q?)"):format(item.key, guess), item.pos)
+      end
+      local v = item.values[1]
+      if #item.values > 1 or not v.number then
+        ctx.error(("bad weight %q (expected a number)"):format(#item.values > 1 and item.text:match("=%s*(.*)$") or v.value), v.pos)
+      end
+      terms[#terms + 1] = { attr = attr, w = v.number }
+      reads[#reads + 1] = attr
+    end
+    local tol = stage.tolerance
+    return function(backends)
+      local have, reasons = {}, {}
+      for _, b in ipairs(backends) do
+        local ok = true
+        for _, t in ipairs(terms) do
+          if type(b.attrs[t.attr]) ~= "number" then
+            ok = false
+            reasons[b.name] = ("no attribute %q"):format(t.attr)
+            break
+          end
+        end
+        if ok then have[#have + 1] = b end
+      end
+      if #have == 0 then
+        local names = {}
+        for _, t in ipairs(terms) do names[#names + 1] = t.attr end
+        ctx.fail(("no candidate has every attribute of %s"):format(table.concat(names, ", ")))
+      end
+      local score = {}
+      for _, b in ipairs(have) do score[b] = 0 end
+      for _, t in ipairs(terms) do
+        local lo, hi = math.huge, -math.huge
+        for _, b in ipairs(have) do
+          local v = b.attrs[t.attr]
+          if v < lo then lo = v end
+          if v > hi then hi = v end
+        end
+        for _, b in ipairs(have) do
+          local norm = hi > lo and (b.attrs[t.attr] - lo) / (hi - lo) or 0
+          score[b] = score[b] + t.w * norm
+        end
+      end
+      ctx.sort(have, function(a, b) return score[a] > score[b] end)
+      if not tol then return have, reasons end
+      local best = score[have[1]]
+      local band = tol.relative and tol.value * math.abs(best) or tol.value
+      local keep = {}
+      for _, b in ipairs(have) do
+        if best - score[b] <= band then keep[#keep + 1] = b
+        else reasons[b.name] = ("score %.4g is not within %s of the best (%.4g)"):format(score[b], tol.text, best) end
+      end
+      return keep, reasons
+    end, reads
+  end,
+}
