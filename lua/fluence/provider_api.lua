@@ -6,6 +6,7 @@
 --   api.yaml.decode(text, name) / api.yaml.decode_all / api.json.decode / api.json.encode
 --   api.http.request(req) / api.http.request_many(reqs, opts)     (see core/http.c)
 --   api.env(name) -> string | nil
+--   api.locate(name, text, line, col, msg) -> "name:line:col: msg" + source line + caret
 --   api.read_file(path) -> text | nil, err
 --   api.now() -> seconds; api.monotonic() -> seconds
 --   api.log(fmt, ...)    -- stderr, only with -v (never log secrets)
@@ -43,10 +44,11 @@ function M.new(opts)
   end
   local yaml, json, http = require "fluence.yaml", require "fluence.json", require "fluence.http"
   local api = {
-    yaml = readonly(copy(yaml, { "decode", "decode_all", "null" }), "api.yaml"),
+    yaml = readonly(copy(yaml, { "decode", "decode_all", "marks", "null" }), "api.yaml"),
     json = readonly(copy(json, { "decode", "encode", "null", "array", "object", "is_array" }), "api.json"),
     http = readonly(copy(http, { "request", "request_many" }), "api.http"),
     env = sys.getenv,
+    locate = sys.locate,
     read_file = sys.read_file,
     now = sys.now,
     monotonic = sys.monotonic,

@@ -1,0 +1,80 @@
+-- The select-result annotation: a compact JSON audit of one selection, kept
+-- within Kubernetes' 256 KiB budget for all of an object's annotations.
+local json = require "fluence.json"
+local sys = require "fluence.sys"
+
+local audit = {}
+
+audit.LIMIT = 256 * 1024       -- Kubernetes: total size of an object's annotations
+local ORDER = { "chosen", "policy", "candidates", "dropped", "notes", "truncated", "time" }
+
+local function ordered(t, order)
+  return setmetatable(t, { __order = order })
+end
+
+local PROMOTED = { device_arn = true, region = true, provider = true }
+local BACKEND_ORDER = { "name", "device_arn", "region", "provider", "attributes", "strings" }
+
+-- A backend in the Go client's audit shape: numbers under "attributes",
+-- strings under "strings", device_arn/region/provider as fields.
+local function go_backend(b)
+  local out = { name = b.name, attributes = json.object{}, strings = json.object{} }
+  for k, v in pairs(b.attrs or {}) do
+    if PROMOTED[k] and type(v) == "string" then out[k] = v
+    elseif type(v) == "number" then out.attributes[k] = v
+    else out.strings[k] = tostring(v) end
+  end
+  return ordered(out, BACKEND_ORDER)
+end
+
+-- build{policy, chosen, survivors = {backend...}, dropped = {name = reason},
+--       notes = {...}} -> table ready for json.encode (the Go client's keys,
+-- plus the time of the selection)
+function audit.build(s)
+  local cands = json.array{}
+  for i, b in ipairs(s.survivors or {}) do cands[i] = go_backend(b) end
+  return ordered({
+    policy = s.policy, chosen = s.chosen, candidates = cands,
+    dropped = json.object(s.dropped or {}), notes = json.array(s.notes or {}),
+    time = sys.rfc3339(),
+  }, ORDER)
+end
+
+-- encode(a, budget) -> JSON text no longer than budget bytes, trimming what
+-- matters least first: other candidates' attributes, then the candidate list
+-- (the chosen one stays), then the dropped reasons.  Marks "truncated".
+function audit.encode(a, budget)
+  local text = json.encode(a)
+  if #text <= budget then return text end
+  a.truncated = true
+  for i = 2, #a.candidates do
+    a.candidates[i].attributes, a.candidates[i].strings = json.object{}, json.object{}
+  end
+  text = json.encode(a)
+  while #text > budget and #a.candidates > 1 do
+    local keep = math.max(1, #a.candidates // 2)
+    for i = #a.candidates, keep + 1, -1 do a.candidates[i] = nil end
+    text = json.encode(a)
+  end
+  if #text > budget then
+    a.dropped = json.object{}
+    a.notes = json.array{ "audit trimmed to fit the 256 KiB annotation limit" }
+    text = json.encode(a)
+  end
+  if #text > budget then
+    a.candidates = json.array{ { name = a.chosen } }
+    text = json.encode(a)
+  end
+  return text
+end
+
+-- Bytes the object's annotations use, excluding the keys we (re)write.
+function audit.used(annotations, except)
+  local n = 0
+  for k, v in pairs(annotations or {}) do
+    if not except[k] then n = n + #k + #tostring(v) end
+  end
+  return n
+end
+
+return audit

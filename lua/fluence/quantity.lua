@@ -1,0 +1,23 @@
+-- Kubernetes resource quantities ("500m", "4Gi", "1e3", "2") as numbers.
+local quantity = {}
+
+local suffix = {
+  [""] = 1, m = 1e-3, k = 1e3, M = 1e6, G = 1e9, T = 1e12, P = 1e15, E = 1e18,
+  Ki = 2^10, Mi = 2^20, Gi = 2^30, Ti = 2^40, Pi = 2^50, Ei = 2^60,
+}
+
+-- parse("4Gi") -> 4294967296; parse("bad") -> nil, reason
+function quantity.parse(s)
+  if type(s) == "number" then return s end
+  if type(s) ~= "string" then return nil, "not a quantity" end
+  local num, suf = s:match("^%s*([+-]?%d*%.?%d+)([a-zA-Z]*)%s*$")
+  if not num then
+    num = s:match("^%s*([+-]?%d*%.?%d+[eE][+-]?%d+)%s*$")
+    suf = ""
+  end
+  local mult = suf and suffix[suf]
+  if not num or not mult then return nil, ("%q is not a Kubernetes quantity"):format(s) end
+  return tonumber(num) * mult
+end
+
+return quantity

@@ -1,0 +1,116 @@
+-- Builds the Request (docs/architecture.md) for one Fluence object from what
+-- fluence.manifest exposes: the policy text, shots, candidates, the group and
+-- its size, and what each pod asks for.
+local quantity = require "fluence.quantity"
+local errors = require "fluence.errors"
+
+local request = {}
+
+local P = "fluence.flux-framework.org/"
+request.PREFIX = P
+
+local GROUP_LABELS = { P .. "group", P .. "pod-group", "scheduling.x-k8s.io/pod-group", "fluxnetes.group-name" }
+local SIZE_KEYS = { P .. "group-size", "fluxnetes.group-size" }
+
+local function first(tables, keys)
+  for _, t in ipairs(tables) do
+    for _, k in ipairs(keys) do
+      if t and t[k] ~= nil then return t[k], k end
+    end
+  end
+end
+
+-- "a, b,,c" -> {"a","b","c"}
+function request.split_list(s)
+  local out = {}
+  for item in (s or ""):gmatch("[^,]+") do
+    item = item:match("^%s*(.-)%s*$")
+    if item ~= "" then out[#out + 1] = item end
+  end
+  return out
+end
+
+local function positive_int(s, what, where)
+  local n = tonumber(s)
+  if not n or n ~= math.floor(n) or n < 1 or n > 2^53 then
+    errors.raise("INPUT", "%s: %s must be a positive whole number, not %q", where, what, tostring(s))
+  end
+  return math.tointeger(n)
+end
+
+-- The pod spec fluence sizes the request from: the first Fluence-targeting
+-- template (or the first template at all).
+local function main_template(obj)
+  for _, t in ipairs(obj.templates or {}) do
+    if t.targets_fluence then return t end
+  end
+  return (obj.templates or {})[1]
+end
+
+-- Sum of the containers' requests of one pod (cpu whole cores rounded up,
+-- at least 1; memory bytes; GPUs; virtual fluxion resources by type).
+local function pod_resources(t, where)
+  local pod = { cpu = 0, memory = 0, gpu = 0, virtual = {} }
+  for _, c in ipairs(t and t.containers or {}) do
+    for name, q in pairs(c.requests or {}) do
+      local v, err = quantity.parse(q)
+      if not v then errors.raise("INPUT", "%s: container %q: resources.requests[%q]: %s", where, c.name or "?", name, err) end
+      if name == "cpu" then pod.cpu = pod.cpu + v
+      elseif name == "memory" then pod.memory = pod.memory + v
+      elseif name == "nvidia.com/gpu" then pod.gpu = pod.gpu + v
+      else
+        local vt = name:match("^fluxion%.flux%-framework%.org/(.+)$")
+        if vt then pod.virtual[vt] = (pod.virtual[vt] or 0) + v end
+      end
+    end
+  end
+  pod.cpu = math.max(1, math.ceil(pod.cpu - 1e-9))
+  pod.memory = math.ceil(pod.memory)
+  pod.gpu = math.ceil(pod.gpu)
+  return pod
+end
+
+-- build(obj, where) -> Request.  where = "job.yaml:3:1" for messages.
+function request.build(obj, where)
+  local ann, labels = obj.annotations or {}, obj.labels or {}
+  local t = main_template(obj)
+  local tann, tlabels = t and t.annotations or {}, t and t.labels or {}
+  local r = {
+    object = { kind = obj.kind, apiVersion = obj.apiVersion, name = obj.name or obj.generateName,
+               namespace = obj.namespace },
+    annotations = ann, labels = labels,
+    policy = ann[P .. "select-policy"] or tann[P .. "select-policy"],
+    backend_family = ann[P .. "select-backend"] or tann[P .. "select-backend"],
+    where = where,
+  }
+  -- shots: annotation, else N_SHOTS in a container's env, else 1000
+  local shots = ann[P .. "select-shots"] or tann[P .. "select-shots"]
+  if shots then
+    r.shots = positive_int(shots, P .. "select-shots", where)
+  else
+    for _, tt in ipairs(obj.templates or {}) do
+      for _, c in ipairs(tt.containers or {}) do
+        if c.env and c.env.N_SHOTS and not r.shots then
+          r.shots = positive_int(c.env.N_SHOTS, "container env N_SHOTS", where)
+        end
+      end
+    end
+    r.shots = r.shots or 1000
+  end
+  local cands = ann[P .. "select-candidates"] or tann[P .. "select-candidates"]
+  if cands then r.candidates = request.split_list(cands) end
+  local cons = ann[P .. "select-constraints"] or tann[P .. "select-constraints"]
+  if cons then r.constraints = request.split_list(cons) end
+
+  local gname = first({ labels, tlabels }, GROUP_LABELS)
+  local gsize = first({ ann, tann, labels, tlabels }, SIZE_KEYS)
+  local size
+  if gsize then size = positive_int(gsize, "group size", where)
+  else size = tonumber(obj.parallelism) or tonumber(obj.replicas) or 1 end
+  r.group = { name = gname, size = size }
+  r.pods = size
+  r.pod = pod_resources(t, where)
+  return r
+end
+
+return request

@@ -1,0 +1,83 @@
+-- `fluence run POLICY.lua`: a policy written as a Lua file.  The file runs in
+-- the policy sandbox (no I/O) and returns one of:
+--   "min-cost,prefer:a"                     a pipeline in the select-policy language
+--   function(backends, request) ... end     returns the backends, best first
+--   { pipeline = "..." | function, providers = { "braket-live", ... } }
+-- It decides for every Fluence object in the input, select-policy or not.
+local sys = require "fluence.sys"
+local errors = require "fluence.errors"
+local sandbox = require "fluence.sandbox"
+
+local runpolicy = {}
+
+-- A pipeline-shaped object around a policy function.
+local function function_pipeline(fn, path)
+  local p = { text = path, stages = { { text = path } } }
+  function p.attributes() return {} end
+  function p.run(_, backends, request)
+    local view = sandbox.readonly(backends)
+    local ok, out = sandbox.call(fn, sandbox.DEFAULT_BUDGET, view, sandbox.readonly(request))
+    if not ok then errors.raise("INPUT", "%s", tostring(out)) end
+    if type(out) ~= "table" then
+      errors.raise("INPUT", "%s: the policy function must return a list of backends, not a %s", path, type(out))
+    end
+    local byname, seen, kept, names = {}, {}, {}, {}
+    for _, b in ipairs(backends) do byname[b.name] = b end
+    for i, b in ipairs(out) do
+      local name = type(b) == "string" and b or (type(b) == "table" and b.name)
+      if not name or not byname[name] then
+        errors.raise("INPUT", "%s: the policy function returned an unknown backend at position %d (%s)",
+                     path, i, tostring(name))
+      end
+      if not seen[name] then
+        seen[name] = true
+        kept[#kept + 1] = byname[name]
+        names[#names + 1] = name
+      end
+    end
+    local dropped = {}
+    for _, b in ipairs(backends) do
+      if not seen[b.name] then dropped[b.name] = "not returned by " .. path end
+    end
+    local r = { ok = #kept > 0, chosen = kept[1] and kept[1].name, survivors = kept, dropped = dropped,
+                stages = { { text = path, kept = names, dropped = dropped } } }
+    if not r.ok then r.error = ("policy %s eliminated all candidates"):format(path); r.failed_stage = 1 end
+    return r
+  end
+  return p
+end
+
+-- how(path, args) -> the `how` table selection.run understands.
+function runpolicy.how(path, args)
+  local src, err = sys.read_file(path)
+  if not src then errors.raise("INPUT", "%s", err) end
+  local chunk, lerr = load(src, "@" .. path, "t", sandbox.env())
+  if not chunk then errors.raise("INPUT", "%s", lerr) end
+  local ok, value = sandbox.call(chunk, sandbox.DEFAULT_BUDGET)
+  if not ok then errors.raise("INPUT", "%s", tostring(value)) end
+  local spec = type(value) == "table" and value or { pipeline = value }
+  if type(spec.pipeline) ~= "string" and type(spec.pipeline) ~= "function" then
+    errors.raise("INPUT", "%s: must return a pipeline string, a function(backends, request), " ..
+                 "or a table with a pipeline field (got %s)", path, type(value))
+  end
+  for _, p in ipairs(spec.providers or {}) do
+    args.opts.provider = args.opts.provider or {}
+    table.insert(args.opts.provider, p)
+  end
+  return {
+    policy_file = path,
+    load_policy = function(reg)
+      if type(spec.pipeline) == "function" then return function_pipeline(spec.pipeline, path) end
+      local pipeline = require "fluence.pipeline"
+      local pl, perr = pipeline.compile(spec.pipeline, { policies = reg.policies, name = path,
+                                                          cost_tol = tonumber(args.opts["cost-tol"]) or 0 })
+      if not pl then
+        if errors.is(perr) then error(perr, 0) end
+        errors.raise("INPUT", "%s", tostring(perr))
+      end
+      return pl
+    end,
+  }
+end
+
+return runpolicy

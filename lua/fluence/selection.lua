@@ -1,0 +1,329 @@
+-- The selection engine: for every Fluence object with a select-policy in the
+-- input, gather candidate backends from providers, merge them (C), keep what
+-- the cluster offers, run the policy pipeline and stamp the choice into the
+-- manifest.  All or nothing: any failure raises a structured error and
+-- nothing is printed.
+--
+--   selection.run(args [, how]) -> { output =, streams =, objects =, results = }
+--     how.policy_file: `fluence run POLICY.lua` (decides every Fluence object)
+--     how.explain:     also keep every backend and stage for explain
+local sys = require "fluence.sys"
+local errors = require "fluence.errors"
+local inputs = require "fluence.inputs"
+local manifest = require "fluence.manifest"
+local merge = require "fluence.merge"
+local json = require "fluence.json"
+local request_mod = require "fluence.request"
+local audit = require "fluence.audit"
+local provider_api = require "fluence.provider_api"
+
+local selection = {}
+
+local P = request_mod.PREFIX
+local PIN, RESULT, POLICY = P .. "require-backend", P .. "select-result", P .. "select-policy"
+
+local function describe(obj)
+  return ("%s/%s"):format(obj.kind or "?", obj.name or obj.generateName or "?")
+end
+
+local function log(args, level, fmt, ...)
+  if (args.opts.verbose or 0) >= level then sys.write(2, "fluence: " .. fmt:format(...) .. "\n") end
+end
+
+-- The cluster's offerings, read at most once per run (nil, reason when not
+-- available).  --offline skips the cluster entirely.
+local function offerings_source(args)
+  local done, value, why
+  return function()
+    if done then return value, why end
+    done = true
+    local opts = args.opts
+    if opts.offline then why = "offline: the cluster's offerings were not consulted"; return nil, why end
+    local ok_k, kubeclient = pcall(require, "fluence.kubeclient")
+    local ok_o, offerings = pcall(require, "fluence.offerings")
+    if not (ok_k and ok_o) then why = "this build has no Kubernetes client"; return nil, why end
+    local t0 = sys.monotonic()
+    local ok, res = errors.try(function()
+      local client = kubeclient.new{ kubeconfig = opts.kubeconfig, context = opts.context,
+                                     namespace = opts.namespace, timeout = tonumber(opts["request-timeout"]) }
+      return offerings.fetch(client, opts["fluence-ns"] or "kube-system")
+    end)
+    local err
+    if ok then value, err = res, nil else value, err = nil, res end
+    if not value then
+      why = "scheduler offerings unknown (could not read the fluence-resources ConfigMap: " ..
+            tostring(err and err.message or err or "unknown error") .. "); selecting over all provided backends"
+      if opts["require-offerings"] then errors.raise("CLUSTER", "%s", why) end
+    end
+    log(args, 1, "offerings: %s in %.0f ms", value and (#value.backends .. " backends") or "unavailable",
+        (sys.monotonic() - t0) * 1000)
+    return value, why
+  end
+end
+
+-- Registries of policies and providers, loaded once per run.
+local function registries(args)
+  local plugins = require "fluence.plugins"
+  local opts = args.opts
+  local offerings = offerings_source(args)
+  local api = provider_api.new{ verbose = opts.verbose, cluster = { offerings = offerings } }
+  return {
+    policies = plugins.load_policies{ dirs = opts["policy-dir"] },
+    providers = plugins.load_providers{ dirs = opts["provider-dir"], api = api },
+    api = api,
+    offerings = offerings,
+  }
+end
+
+local function find_provider(reg, name, where)
+  local p = reg.providers.get(name)
+  if p then return p end
+  for _, e in ipairs(reg.providers.list) do
+    if e.plugin.family == name then return e end
+  end
+  errors.raise("INPUT", "%sunknown provider %q (see 'fluence providers')", where and (where .. ": ") or "", name)
+end
+
+-- Which providers run for one request, in override order (later wins):
+-- the cluster's offerings, the user's files, providers asked for by name
+-- (--provider, the select-backend annotation), then live providers whose
+-- attributes the pipeline reads.
+local function plan_providers(reg, args, req, needs)
+  local opts, list, seen = args.opts, {}, {}
+  local function add(e)
+    if e and not seen[e.name] then seen[e.name] = true; list[#list + 1] = e end
+  end
+  if not opts.offline then add(reg.providers.get("configmap")) end
+  if opts.attributes and #opts.attributes > 0 then add(reg.providers.get("file")) end
+  for _, n in ipairs(opts.provider or {}) do add(find_provider(reg, n)) end
+  if req.backend_family then add(find_provider(reg, req.backend_family, req.where)) end
+  for _, e in ipairs(reg.providers.list) do
+    local provides = e.plugin.live and e.plugin.provides
+    if provides then
+      for _, attr in ipairs(provides) do
+        if needs[attr] then add(e) break end
+      end
+    end
+  end
+  return list
+end
+
+-- Calls one provider's candidates(ctx) in its sandbox.  A provider that
+-- crashes, loops or returns garbage is an INPUT error naming its file.
+local function call_provider(e, ctx)
+  local sandbox = require "fluence.sandbox"
+  local ok, backends, notes = sandbox.call(e.plugin.candidates, sandbox.DEFAULT_BUDGET, ctx)
+  if not ok then
+    local msg = tostring(backends)
+    if msg:sub(1, #e.origin) ~= e.origin then msg = e.origin .. ": " .. msg end
+    errors.raise("INPUT", "provider %q: %s", e.name, msg)
+  end
+  if notes ~= nil and type(notes) ~= "table" then
+    errors.raise("INPUT", "provider %q (%s): notes must be a list of strings", e.name, e.origin)
+  end
+  local list = {}
+  for _, n in ipairs(notes or {}) do list[#list + 1] = tostring(n) end
+  return backends, list
+end
+
+-- Runs the providers for one request and merges their results.
+local function gather(reg, args, req, needs)
+  local results, notes, merged = {}, {}, {}
+  for _, e in ipairs(plan_providers(reg, args, req, needs)) do
+    local t0 = sys.monotonic()
+    local sandbox = require "fluence.sandbox"
+    local ctx = sandbox.readonly{ request = req, options = args.opts, api = reg.api, backends = merged }
+    local backends, pnotes = call_provider(e, ctx)
+    results[#results + 1] = { provider = e.name, backends = backends or {} }
+    for _, n in ipairs(pnotes or {}) do notes[#notes + 1] = n end
+    local m, err = merge.merge(results)
+    if not m then errors.raise("INPUT", "%s", err) end
+    merged = m
+    log(args, 1, "provider %s: %d backends in %.0f ms", e.name, #(backends or {}), (sys.monotonic() - t0) * 1000)
+  end
+  return merged, notes
+end
+
+-- select-candidates and the cluster's offerings narrow the pool before the
+-- pipeline; each drop keeps its reason (the Go client's wording).
+local function narrow(backends, req, offered, dropped, notes)
+  local out = backends
+  if req.candidates then
+    local allow = {}
+    for _, n in ipairs(req.candidates) do allow[n] = true end
+    local kept = {}
+    for _, b in ipairs(out) do
+      if allow[b.name] then kept[#kept + 1] = b else dropped[b.name] = "not in select-candidates" end
+    end
+    out = kept
+  end
+  if offered then
+    local names = {}
+    for _, b in ipairs(offered.backends) do names[b.name] = b end
+    local kept = {}
+    for _, b in ipairs(out) do
+      if not names[b.name] then
+        dropped[b.name] = "not offered by the cluster scheduler"
+      elseif next(b.attrs) == nil then
+        dropped[b.name] = "offered by scheduler but no attributes available (not in file/providers)"
+      else
+        kept[#kept + 1] = b
+      end
+    end
+    out = kept
+  end
+  return out
+end
+
+-- A located, one-stage-pointing failure message.
+local function failure(obj, req, where, result, pl)
+  local msg = result.error or "no backend selected"
+  local stage = #(result.stages or {}) > 0 and pl.stages and pl.stages[#result.stages]
+  local detail = msg
+  if stage and stage.pos then
+    detail = sys.locate("select-policy", pl.text, 1, stage.pos, msg)
+  end
+  return ("%s: %s: selection failed: %s"):format(where, describe(obj), detail)
+end
+
+local function compile(cache, reg, args, text, name)
+  local key = name .. "\0" .. text
+  if cache[key] then return cache[key] end
+  local pipeline = require "fluence.pipeline"
+  local pl, err = pipeline.compile(text, { policies = reg.policies, name = name,
+                                           cost_tol = tonumber(args.opts["cost-tol"]) or 0 })
+  if not pl then
+    if errors.is(err) then error(err, 0) end
+    errors.raise("INPUT", "%s", tostring(err))
+  end
+  cache[key] = pl
+  return pl
+end
+
+-- Selects for one object; returns the record for output/explain.
+local function select_one(ctx, obj, where, how)
+  local args, reg = ctx.args, ctx.reg
+  local req = request_mod.build(obj, where)
+  local rec = { object = obj, request = req, where = where, notes = {} }
+  local pl
+  if how.policy then
+    pl = how.policy
+  else
+    local ok, e = errors.try(compile, ctx.cache, reg, args, req.policy, "select-policy")
+    if not ok then
+      errors.raise("INPUT", "%s: %s: %s", where, describe(obj), e.message)
+    end
+    pl = e
+  end
+  rec.pipeline = pl
+  local needs = pl.attributes and pl:attributes() or {}
+  local backends, notes = gather(reg, args, req, needs)
+  for _, n in ipairs(notes) do rec.notes[#rec.notes + 1] = n end
+  rec.all = backends
+  local offered, why = reg.offerings()
+  if why and not args.opts.offline then rec.notes[#rec.notes + 1] = why end
+  local dropped = {}
+  local pool = narrow(backends, req, offered, dropped, rec.notes)
+  if #pool == 0 then
+    rec.dropped, rec.result = dropped, { ok = false, stages = {}, dropped = {} }
+    local hint = #backends == 0 and " (no provider returned any: give --attributes FILE or --provider NAME)" or ""
+    rec.error = ("%s: %s: selection failed: no candidate backends after intersecting providers " ..
+                 "with scheduler offerings%s"):format(where, describe(obj), hint)
+    return rec
+  end
+  local result = pl:run(pool, req)
+  for name, reason in pairs(result.dropped or {}) do
+    if not dropped[name] then dropped[name] = reason end
+  end
+  rec.result, rec.dropped = result, dropped
+  if not result.ok then
+    rec.error = failure(obj, req, where, result, pl)
+    return rec
+  end
+  rec.chosen = result.chosen
+  return rec
+end
+
+-- Writes the pin and the audit into the object (and its pod templates).
+local function stamp(stream, obj, rec)
+  local a = audit.build{ policy = rec.pipeline.text, chosen = rec.chosen, survivors = rec.result.survivors,
+                         dropped = rec.dropped, notes = rec.notes }
+  local used = audit.used(obj.annotations, { [PIN] = true, [RESULT] = true })
+  local budget = audit.LIMIT - used - #PIN - #rec.chosen - #RESULT - 64
+  local ok, err = stream:set_annotations(obj.index, { [PIN] = rec.chosen, [RESULT] = audit.encode(a, budget) })
+  if not ok then errors.raise("INPUT", "%s", err) end
+end
+
+local function report(rec)
+  local lines = { ('selected backend "%s" for %s (policy "%s")\n'):format(rec.chosen, describe(rec.object),
+                                                                          rec.pipeline.text) }
+  local names = {}
+  for n in pairs(rec.dropped) do names[#names + 1] = n end
+  table.sort(names)
+  for _, n in ipairs(names) do lines[#lines + 1] = ("  dropped %s: %s\n"):format(n, rec.dropped[n]) end
+  for _, n in ipairs(rec.notes) do lines[#lines + 1] = ("  note: %s\n"):format(n) end
+  return table.concat(lines)
+end
+
+function selection.run(args, how)
+  how = how or {}
+  local opts = args.opts
+  if not opts.filename or #opts.filename == 0 then
+    errors.raise("USAGE", "%s: no manifests given (use -f FILE, a directory, or - for stdin)", args.verb)
+  end
+  local files = inputs.read(opts.filename, opts.recursive)
+  local streams = {}
+  for i, f in ipairs(files) do
+    local s, err = manifest.parse(f.text, f.name)
+    if not s then errors.raise("INPUT", "%s", err) end
+    streams[i] = { stream = s, name = f.name, objects = s:objects() }
+  end
+
+  local ctx = { args = args, cache = {} }
+  local records, stderr, objects = {}, {}, {}
+  for _, st in ipairs(streams) do
+    for _, obj in ipairs(st.objects) do
+      local where = ("%s:%d:%d"):format(st.name, obj.line or 1, obj.col or 1)
+      local wanted = obj.wants_selection or (how.policy_file and obj.targets_fluence)
+      if wanted and obj.annotations[PIN] and not opts["force-select"] and not how.policy_file then
+        stderr[#stderr + 1] = ('note: %s already pinned to "%s"; skipping selection ' ..
+                               '(use --force-select to override)\n'):format(describe(obj), obj.annotations[PIN])
+        wanted = false
+      end
+      if wanted then
+        ctx.reg = ctx.reg or registries(args)
+        if how.policy_file and not how.policy then how.policy = how.load_policy(ctx.reg) end
+        local rec = select_one(ctx, obj, where, how)
+        records[#records + 1] = rec
+        if rec.error and not how.explain then errors.raise("SELECT", "%s", rec.error) end
+        if rec.chosen then
+          stamp(st.stream, obj, rec)
+          stderr[#stderr + 1] = report(rec)
+        end
+      end
+      objects[#objects + 1] = { stream = st.stream, index = obj.index, kind = obj.kind,
+                                apiVersion = obj.apiVersion, name = obj.name,
+                                generateName = obj.generateName, namespace = obj.namespace }
+    end
+  end
+
+  local rendered = {}
+  for i, st in ipairs(streams) do rendered[i] = st.stream:render() end
+  for _, o in ipairs(objects) do o.json = o.stream:object_json(o.index) end
+  return { output = inputs.join(rendered), streams = streams, objects = objects, records = records,
+           stderr = table.concat(stderr) }
+end
+
+-- The whole edited input as JSON: one object as itself, several as a List.
+function selection.render_json(res)
+  if #res.objects == 1 then
+    return json.encode(json.decode(res.objects[1].json), { indent = 4 }) .. "\n"
+  end
+  local items = json.array{}
+  for i, o in ipairs(res.objects) do items[i] = json.decode(o.json) end
+  local list = setmetatable({ apiVersion = "v1", kind = "List", items = items, metadata = json.object{} },
+                            { __order = { "apiVersion", "items", "kind", "metadata" } })
+  return json.encode(list, { indent = 4 }) .. "\n"
+end
+
+return selection
