@@ -1,0 +1,1029 @@
+/* fluence.kube — kubeconfig resolution, credentials and authenticated
+ * requests to the Kubernetes API server.
+ *
+ *   kube.load{kubeconfig=, context=, namespace=} -> config     (raises a message)
+ *   config:info() -> {server=, namespace=, context=, cluster=, user=, auth=,
+ *                     insecure=, tls_server_name=, in_cluster=, files={...}}
+ *   config:request{method=, path=, body=, content_type=, accept=,
+ *                  timeout=, connect_timeout=, max_body=}
+ *       -> {status=, headers={lowercased=...}, body=, time=} | nil, message
+ *   kube.sleep(seconds)
+ *
+ * Files: --kubeconfig alone; else every KUBECONFIG path (missing files
+ * skipped), merged with the first file that sets a value or a named entry
+ * winning; else ~/.kube/config; else, inside a pod, the service account
+ * (KUBERNETES_SERVICE_HOST/PORT and FLUENCE_SERVICEACCOUNT_DIR, default
+ * /var/run/secrets/kubernetes.io/serviceaccount).
+ *
+ * Why C: tokens, passwords and private keys are read here and stay in C
+ * memory inside the config userdata (zeroed when it is collected); Lua sees
+ * only info(), which names the auth method but never its material.  The exec
+ * credential plugin (v1 / v1beta1) is the one subprocess fluence starts: it is
+ * the user's credential helper, run with posix_spawn, a pipe and a timeout. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <curl/curl.h>
+#include <jansson.h>
+#include <lauxlib.h>
+
+extern char **environ;
+
+#define CONFIG_MT "fluence.kube.config"
+#define KREQ_MT "fluence.kube.request"
+#define MAX_FILE (16L * 1024 * 1024)
+#define EXEC_TIMEOUT_MS 60000
+#define EXEC_MAX_OUT (1024 * 1024)
+#define DEFAULT_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+
+struct config {
+    char *server, *context, *cluster, *user, *namespace, *auth;
+    char *ca_pem;                         /* CA bundle (PEM), from file or data */
+    char *tls_server_name;
+    int insecure, in_cluster;
+    /* secrets: zeroed before free */
+    char *token, *username, *password, *cert_pem, *key_pem;
+};
+
+static void sfree(char *p)
+{
+    if (p) { explicit_bzero(p, strlen(p)); free(p); }
+}
+
+static void config_free(struct config *c)
+{
+    free(c->server); free(c->context); free(c->cluster); free(c->user);
+    free(c->namespace); free(c->auth); free(c->ca_pem); free(c->tls_server_name);
+    sfree(c->token); sfree(c->username); sfree(c->password);
+    sfree(c->cert_pem); sfree(c->key_pem);
+    memset(c, 0, sizeof *c);
+}
+
+static int config_gc(lua_State *L)
+{
+    config_free(luaL_checkudata(L, 1, CONFIG_MT));
+    return 0;
+}
+
+static char *xstrdup(lua_State *L, const char *s)
+{
+    if (!s) return NULL;
+    char *p = strdup(s);
+    if (!p) luaL_error(L, "not enough memory");
+    return p;
+}
+
+/* Reads a whole file into a malloc'd NUL-terminated buffer, or NULL + errno. */
+static char *read_all(const char *path, size_t *lenp)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (len + 1 >= cap) {
+            if (cap >= (size_t)MAX_FILE) { free(buf); buf = NULL; errno = EFBIG; break; }
+            char *p = realloc(buf, cap * 2);
+            if (!p) { explicit_bzero(buf, len); free(buf); buf = NULL; break; }
+            buf = p;
+            cap *= 2;
+        }
+        size_t n = fread(buf + len, 1, cap - 1 - len, f);
+        len += n;
+        if (n == 0) break;
+    }
+    int err = ferror(f) ? EIO : 0;
+    fclose(f);
+    if (buf && err) { explicit_bzero(buf, len); free(buf); errno = err; return NULL; }
+    if (buf) buf[len] = 0;
+    if (lenp) *lenp = len;
+    return buf;
+}
+
+/* Reads a secret file (token, key): the buffer is the caller's to sfree. */
+static char *read_secret(lua_State *L, const char *path, const char *what, int trim)
+{
+    char *s = read_all(path, NULL);
+    if (!s) luaL_error(L, "cannot read %s %s: %s", what, path, strerror(errno));
+    if (trim) {
+        size_t n = strlen(s);
+        while (n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t')) s[--n] = 0;
+        size_t lead = strspn(s, " \t\r\n");
+        if (lead) memmove(s, s + lead, strlen(s + lead) + 1);
+    }
+    return s;
+}
+
+/* Decodes standard base64, ignoring whitespace.  NULL on bad input. */
+static char *b64decode(const char *in)
+{
+    static const char *alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t n = strlen(in);
+    char *out = malloc(n / 4 * 3 + 4);
+    if (!out) return NULL;
+    size_t o = 0;
+    unsigned acc = 0;
+    int bits = 0, pad = 0;
+    for (const char *p = in; *p; p++) {
+        if (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') continue;
+        if (*p == '=') { pad++; continue; }
+        const char *q = strchr(alphabet, *p);
+        if (!q || pad) { explicit_bzero(out, o); free(out); return NULL; }
+        acc = (acc << 6) | (unsigned)(q - alphabet);
+        bits += 6;
+        if (bits >= 8) { bits -= 8; out[o++] = (char)((acc >> bits) & 0xff); }
+    }
+    out[o] = 0;
+    return out;
+}
+
+/* ---- reading the decoded kubeconfig (Lua tables) ---- */
+
+/* [-0, +0]  The string (or number, as text) at t[key], else NULL.  The
+ * pointer stays valid while t is on the stack. */
+static const char *field_str(lua_State *L, int t, const char *key)
+{
+    t = lua_absindex(L, t);
+    if (!lua_istable(L, t)) return NULL;
+    int ty = lua_getfield(L, t, key);
+    if (ty == LUA_TNUMBER) {
+        /* store the text form in the table so the pointer stays referenced */
+        lua_tostring(L, -1);
+        lua_setfield(L, t, key);
+        ty = lua_getfield(L, t, key);
+    }
+    const char *s = ty == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    lua_pop(L, 1);
+    return s && *s ? s : NULL;
+}
+
+static int field_bool(lua_State *L, int t, const char *key)
+{
+    if (!lua_istable(L, t)) return 0;
+    lua_getfield(L, t, key);
+    int v = lua_isboolean(L, -1) ? lua_toboolean(L, -1)
+          : (lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "true") == 0);
+    lua_pop(L, 1);
+    return v;
+}
+
+/* [-0, +1]  dir/path for a relative path, path otherwise. */
+static const char *push_resolved(lua_State *L, const char *dir, const char *path)
+{
+    if (path[0] == '/' || !dir || !*dir) return lua_pushstring(L, path);
+    return lua_pushfstring(L, "%s/%s", dir, path);
+}
+
+static void push_dirname(lua_State *L, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) lua_pushliteral(L, ".");
+    else if (slash == path) lua_pushliteral(L, "/");
+    else lua_pushlstring(L, path, (size_t)(slash - path));
+}
+
+/* Merges one decoded kubeconfig (top of stack) into the merged table at m:
+ * m.clusters/users/contexts[name] = {v = <entry>, dir = <file's dir>},
+ * m.current = first non-empty current-context.  First setter wins. */
+static void merge_doc(lua_State *L, int m, const char *path)
+{
+    int doc = lua_gettop(L);
+    if (!lua_istable(L, doc)) return;   /* empty file */
+    lua_getfield(L, m, "current");
+    int have = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    const char *cur = field_str(L, doc, "current-context");
+    if (!have && cur) { lua_pushstring(L, cur); lua_setfield(L, m, "current"); }
+    static const char *lists[][2] = { {"clusters", "cluster"}, {"users", "user"}, {"contexts", "context"} };
+    for (int k = 0; k < 3; k++) {
+        lua_getfield(L, m, lists[k][0]);                 /* merged map */
+        if (lua_getfield(L, doc, lists[k][0]) == LUA_TTABLE) {
+            for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TTABLE; i++) {
+                const char *name = field_str(L, -1, "name");
+                if (name && lua_getfield(L, -3, name) == LUA_TNIL) {
+                    lua_pop(L, 1);
+                    lua_createtable(L, 0, 2);
+                    lua_getfield(L, -2, lists[k][1]);
+                    lua_setfield(L, -2, "v");
+                    push_dirname(L, path);
+                    lua_setfield(L, -2, "dir");
+                    lua_setfield(L, -4, name);
+                } else if (name) lua_pop(L, 1);
+                lua_pop(L, 1);
+            }
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 2);
+    }
+}
+
+/* Decodes the file at path with fluence.yaml (located errors) and merges it. */
+static void load_file(lua_State *L, int m, const char *path, int must_exist, int *nfiles)
+{
+    size_t len;
+    char *text = read_all(path, &len);
+    if (!text) {
+        if (!must_exist && errno == ENOENT) return;
+        luaL_error(L, "cannot read kubeconfig %s: %s", path, strerror(errno));
+    }
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "fluence.yaml");
+    lua_call(L, 1, 1);
+    lua_getfield(L, -1, "decode");
+    lua_remove(L, -2);
+    lua_pushlstring(L, text, len);
+    explicit_bzero(text, len);
+    free(text);
+    lua_pushstring(L, path);
+    lua_call(L, 2, 2);
+    if (lua_isnil(L, -2)) {
+        lua_pushfstring(L, "kubeconfig %s", lua_tostring(L, -1));
+        lua_error(L);
+    }
+    lua_pop(L, 1);
+    if (!lua_istable(L, -1) && !lua_islightuserdata(L, -1) && !lua_isnil(L, -1))
+        luaL_error(L, "kubeconfig %s: not a kubeconfig (expected a mapping)", path);
+    merge_doc(L, m, path);
+    lua_pop(L, 1);
+    lua_getfield(L, m, "files");
+    lua_pushstring(L, path);
+    lua_rawseti(L, -2, ++*nfiles);
+    lua_pop(L, 1);
+}
+
+/* ---- exec credential plugins ---- */
+
+struct strvec { char **v; size_t n, cap; };
+
+static int sv_push(struct strvec *s, const char *str)
+{
+    if (s->n + 2 > s->cap) {
+        size_t c = s->cap ? s->cap * 2 : 16;
+        char **p = realloc(s->v, c * sizeof *p);
+        if (!p) return 0;
+        s->v = p;
+        s->cap = c;
+    }
+    if (str && !(s->v[s->n] = strdup(str))) return 0;
+    if (str) s->n++;
+    s->v[s->n] = NULL;
+    return 1;
+}
+
+static void sv_free(struct strvec *s)
+{
+    for (size_t i = 0; i < s->n; i++) sfree(s->v[i]);
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+struct exec_run {            /* everything the child needs, in C memory */
+    struct strvec argv, envp;
+    char *out;
+    size_t out_len;
+    int status, timed_out, spawn_err;
+};
+
+static void exec_free(struct exec_run *x)
+{
+    sv_free(&x->argv);
+    sv_free(&x->envp);
+    if (x->out) { explicit_bzero(x->out, x->out_len); free(x->out); }
+    memset(x, 0, sizeof *x);
+}
+
+static int exec_gc(lua_State *L)
+{
+    exec_free(lua_touserdata(L, 1));
+    return 0;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
+}
+
+/* Runs argv with envp, stdin /dev/null, stdout to a pipe, stderr inherited.
+ * No Lua calls: fills x->out / status / timed_out / spawn_err. */
+static void exec_spawn(struct exec_run *x)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) { x->spawn_err = errno; return; }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    pid_t pid;
+    const char *cmd = x->argv.v[0];
+    int rc = strchr(cmd, '/') ? posix_spawn(&pid, cmd, &fa, NULL, x->argv.v, x->envp.v)
+                              : posix_spawnp(&pid, cmd, &fa, NULL, x->argv.v, x->envp.v);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    if (rc != 0) { close(fds[0]); x->spawn_err = rc; return; }
+    size_t cap = 0;
+    double deadline = now_ms() + EXEC_TIMEOUT_MS;
+    for (;;) {
+        double left = deadline - now_ms();
+        if (left <= 0) { x->timed_out = 1; break; }
+        struct pollfd p = { fds[0], POLLIN, 0 };
+        int pr = poll(&p, 1, (int)left);
+        if (pr < 0 && errno == EINTR) continue;
+        if (pr <= 0) { x->timed_out = pr == 0; break; }
+        if (x->out_len + 4097 > cap) {
+            if (cap >= EXEC_MAX_OUT) break;
+            size_t c = cap ? cap * 2 : 8192;
+            char *q = malloc(c);
+            if (!q) break;
+            if (x->out) { memcpy(q, x->out, x->out_len); explicit_bzero(x->out, x->out_len); free(x->out); }
+            x->out = q;
+            cap = c;
+        }
+        ssize_t n = read(fds[0], x->out + x->out_len, cap - x->out_len - 1);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        x->out_len += (size_t)n;
+    }
+    if (x->out) x->out[x->out_len] = 0;
+    close(fds[0]);
+    if (x->timed_out) kill(pid, SIGKILL);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    x->status = st;
+}
+
+/* Copies the ExecCredential JSON's credentials into the config. */
+static const char *exec_parse(struct config *c, const char *out, const char *api)
+{
+    json_error_t jerr;
+    json_t *root = json_loads(out, 0, &jerr);
+    if (!root) return "its output is not JSON";
+    const char *err = NULL;
+    json_t *status = json_object_get(root, "status");
+    const char *kind = json_string_value(json_object_get(root, "kind"));
+    const char *av = json_string_value(json_object_get(root, "apiVersion"));
+    if (!kind || strcmp(kind, "ExecCredential") != 0) err = "its output is not an ExecCredential";
+    else if (!av || strcmp(av, api) != 0) err = "its output has a different apiVersion than the kubeconfig asks for";
+    else if (!json_is_object(status)) err = "its output has no status";
+    else {
+        const char *tok = json_string_value(json_object_get(status, "token"));
+        const char *cd = json_string_value(json_object_get(status, "clientCertificateData"));
+        const char *kd = json_string_value(json_object_get(status, "clientKeyData"));
+        if (tok && *tok) {
+            sfree(c->token);
+            c->token = strdup(tok);
+        } else if (cd && kd && *cd && *kd) {
+            sfree(c->cert_pem); sfree(c->key_pem);
+            c->cert_pem = strdup(cd);
+            c->key_pem = strdup(kd);
+        } else err = "its output has neither status.token nor status.clientCertificateData and clientKeyData";
+    }
+    /* jansson keeps its own copies: scrub the strings before freeing them */
+    if (json_is_object(status)) {
+        static const char *keys[] = {"token", "clientCertificateData", "clientKeyData"};
+        for (int i = 0; i < 3; i++) {
+            json_t *v = json_object_get(status, keys[i]);
+            if (json_is_string(v)) {
+                char *s = (char *)json_string_value(v);
+                explicit_bzero(s, strlen(s));
+            }
+        }
+    }
+    json_decref(root);
+    return err;
+}
+
+/* [-0, +0, e]  Runs the exec plugin described by the table at e. */
+static void run_exec(lua_State *L, struct config *c, int e, const char *dir, int provide)
+{
+    e = lua_absindex(L, e);
+    const char *cmd = field_str(L, e, "command");
+    const char *api = field_str(L, e, "apiVersion");
+    const char *hint = field_str(L, e, "installHint");
+    const char *mode = field_str(L, e, "interactiveMode");
+    if (!cmd) luaL_error(L, "user \"%s\": exec plugin without a command", c->user);
+    if (!api) luaL_error(L, "user \"%s\": exec plugin without an apiVersion", c->user);
+    if (strcmp(api, "client.authentication.k8s.io/v1") != 0 &&
+        strcmp(api, "client.authentication.k8s.io/v1beta1") != 0)
+        luaL_error(L, "user \"%s\": exec plugin apiVersion %s is not supported (use client.authentication.k8s.io/v1 or v1beta1)", c->user, api);
+    if (mode && strcmp(mode, "Always") == 0)
+        luaL_error(L, "user \"%s\": exec plugin %s needs an interactive terminal (interactiveMode: Always), which fluence does not provide", c->user, cmd);
+    if (strchr(cmd, '/')) cmd = push_resolved(L, dir, cmd); else lua_pushstring(L, cmd);
+    int cmdi = lua_gettop(L);
+
+    struct exec_run *x = lua_newuserdatauv(L, sizeof *x, 0);
+    memset(x, 0, sizeof *x);
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, exec_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    int ok = sv_push(&x->argv, cmd);
+    if (lua_getfield(L, e, "args") == LUA_TTABLE) {
+        for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; i++) {
+            const char *a = lua_tostring(L, -1);
+            if (a && ok) ok = sv_push(&x->argv, a);
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    /* environment: the plugin's env entries, the request, then ours */
+    if (lua_getfield(L, e, "env") == LUA_TTABLE) {
+        for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TTABLE; i++) {
+            const char *n = field_str(L, -1, "name"), *v = field_str(L, -1, "value");
+            if (n) {
+                const char *kv = lua_pushfstring(L, "%s=%s", n, v ? v : "");
+                if (ok) ok = sv_push(&x->envp, kv);
+                lua_pop(L, 1);
+            }
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    json_t *info = json_pack("{s:s, s:s, s:{s:b}}", "apiVersion", api, "kind", "ExecCredential",
+                             "spec", "interactive", 0);
+    if (info && provide) {
+        json_t *cl = json_pack("{s:s, s:b}", "server", c->server, "insecure-skip-tls-verify", c->insecure);
+        if (cl && c->tls_server_name) json_object_set_new(cl, "tls-server-name", json_string(c->tls_server_name));
+        if (cl && c->ca_pem) {
+            /* certificate-authority-data is base64 of the PEM */
+            static const char *al = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+            size_t n = strlen(c->ca_pem), o = 0;
+            char *b = malloc(n / 3 * 4 + 5);
+            if (b) {
+                const unsigned char *s = (const unsigned char *)c->ca_pem;
+                for (size_t i = 0; i < n; i += 3) {
+                    unsigned v = (unsigned)s[i] << 16 | (i + 1 < n ? (unsigned)s[i + 1] << 8 : 0) | (i + 2 < n ? s[i + 2] : 0);
+                    b[o++] = al[v >> 18 & 63];
+                    b[o++] = al[v >> 12 & 63];
+                    b[o++] = i + 1 < n ? al[v >> 6 & 63] : '=';
+                    b[o++] = i + 2 < n ? al[v & 63] : '=';
+                }
+                b[o] = 0;
+                json_object_set_new(cl, "certificate-authority-data", json_string(b));
+                free(b);
+            }
+        }
+        if (cl) json_object_set_new(json_object_get(info, "spec"), "cluster", cl);
+    }
+    char *infos = info ? json_dumps(info, JSON_COMPACT) : NULL;
+    json_decref(info);
+    if (infos) {
+        size_t need = strlen(infos) + 32;
+        char *kv = malloc(need);
+        if (kv) { snprintf(kv, need, "KUBERNETES_EXEC_INFO=%s", infos); ok = ok && sv_push(&x->envp, kv); free(kv); }
+        else ok = 0;
+        free(infos);
+    } else ok = 0;
+    for (char **p = environ; ok && *p; p++)
+        if (strncmp(*p, "KUBERNETES_EXEC_INFO=", 21) != 0) ok = sv_push(&x->envp, *p);
+    if (!ok) luaL_error(L, "not enough memory");
+
+    exec_spawn(x);
+    const char *why = NULL;
+    char buf[96];
+    if (x->spawn_err) { snprintf(buf, sizeof buf, "cannot run it: %s", strerror(x->spawn_err)); why = buf; }
+    else if (x->timed_out) why = "it did not finish within 60 seconds";
+    else if (WIFSIGNALED(x->status)) { snprintf(buf, sizeof buf, "it was killed by signal %d", WTERMSIG(x->status)); why = buf; }
+    else if (WEXITSTATUS(x->status) == 127) why = "command not found";
+    else if (WEXITSTATUS(x->status) != 0) { snprintf(buf, sizeof buf, "it exited with status %d", WEXITSTATUS(x->status)); why = buf; }
+    else if (!x->out) why = "it printed nothing";
+    else why = exec_parse(c, x->out, api);
+    if (why) {
+        if (hint) luaL_error(L, "user \"%s\": exec credential plugin %s failed: %s\n%s", c->user, lua_tostring(L, cmdi), why, hint);
+        luaL_error(L, "user \"%s\": exec credential plugin %s failed: %s", c->user, lua_tostring(L, cmdi), why);
+    }
+    exec_free(x);
+    lua_pop(L, 2);
+}
+
+/* ---- resolution ---- */
+
+static void set_str(lua_State *L, char **dst, const char *s)
+{
+    free(*dst);
+    *dst = xstrdup(L, s);
+}
+
+/* Material from "X-data" (base64) or "X" (a file relative to dir), or NULL. */
+static char *material(lua_State *L, int t, const char *key, const char *dir, const char *what)
+{
+    char dkey[64];
+    snprintf(dkey, sizeof dkey, "%s-data", key);
+    const char *d = field_str(L, t, dkey);
+    if (d) {
+        char *v = b64decode(d);
+        if (!v) luaL_error(L, "%s (%s) is not valid base64", what, dkey);
+        return v;
+    }
+    const char *f = field_str(L, t, key);
+    if (!f) return NULL;
+    const char *path = push_resolved(L, dir, f);
+    char *v = read_all(path, NULL);
+    if (!v) luaL_error(L, "cannot read %s %s: %s", what, path, strerror(errno));
+    lua_pop(L, 1);
+    return v;
+}
+
+static void load_in_cluster(lua_State *L, struct config *c, const char *ns)
+{
+    const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
+    const char *dir = getenv("FLUENCE_SERVICEACCOUNT_DIR");
+    if (!dir || !*dir) dir = DEFAULT_SA_DIR;
+    c->in_cluster = 1;
+    set_str(L, &c->context, "in-cluster");
+    set_str(L, &c->cluster, "in-cluster");
+    set_str(L, &c->user, "serviceaccount");
+    set_str(L, &c->auth, "serviceaccount");
+    lua_pushfstring(L, strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host, port && *port ? port : "443");
+    set_str(L, &c->server, lua_tostring(L, -1));
+    lua_pushfstring(L, "%s/token", dir);
+    c->token = read_secret(L, lua_tostring(L, -1), "service account token", 1);
+    lua_pushfstring(L, "%s/ca.crt", dir);
+    if (!(c->ca_pem = read_all(lua_tostring(L, -1), NULL)))
+        luaL_error(L, "cannot read service account CA %s: %s", lua_tostring(L, -1), strerror(errno));
+    if (ns) set_str(L, &c->namespace, ns);
+    else {
+        lua_pushfstring(L, "%s/namespace", dir);
+        char *n = read_all(lua_tostring(L, -1), NULL);
+        if (n) {
+            n[strcspn(n, " \r\n\t")] = 0;
+            if (*n) { free(c->namespace); c->namespace = n; } else free(n);
+        }
+        lua_pop(L, 1);
+        if (!c->namespace) set_str(L, &c->namespace, "default");
+    }
+    lua_pop(L, 3);
+}
+
+/* load{kubeconfig=, context=, namespace=} */
+static int kube_load(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 1);
+    const char *explicit_file = field_str(L, 1, "kubeconfig");
+    const char *want_ctx = field_str(L, 1, "context");
+    const char *want_ns = field_str(L, 1, "namespace");
+
+    struct config *c = lua_newuserdatauv(L, sizeof *c, 1);          /* 2 */
+    memset(c, 0, sizeof *c);
+    luaL_setmetatable(L, CONFIG_MT);
+    lua_createtable(L, 0, 5);                                        /* 3: merged */
+    lua_newtable(L); lua_setfield(L, 3, "clusters");
+    lua_newtable(L); lua_setfield(L, 3, "users");
+    lua_newtable(L); lua_setfield(L, 3, "contexts");
+    lua_newtable(L); lua_setfield(L, 3, "files");
+    int nfiles = 0;
+    const char *env = getenv("KUBECONFIG");
+    if (explicit_file) load_file(L, 3, explicit_file, 1, &nfiles);
+    else if (env && *env) {
+        const char *p = env;
+        while (*p) {
+            const char *e = strchr(p, ':');
+            size_t n = e ? (size_t)(e - p) : strlen(p);
+            if (n) {
+                lua_pushlstring(L, p, n);
+                load_file(L, 3, lua_tostring(L, -1), 0, &nfiles);
+                lua_pop(L, 1);
+            }
+            p += n + (e ? 1 : 0);
+        }
+    } else {
+        const char *home = getenv("HOME");
+        if (home && *home) {
+            lua_pushfstring(L, "%s/.kube/config", home);
+            load_file(L, 3, lua_tostring(L, -1), 0, &nfiles);
+            lua_pop(L, 1);
+        }
+    }
+    lua_getfield(L, 3, "current");
+    const char *current = lua_tostring(L, -1);                       /* 4 */
+    lua_getfield(L, 3, "contexts");                                  /* 5 */
+    lua_pushnil(L);
+    int empty = lua_next(L, 5) == 0;
+    if (!empty) lua_pop(L, 2);
+    const char *sa_host = getenv("KUBERNETES_SERVICE_HOST");
+    if (!explicit_file && empty && !want_ctx && sa_host && *sa_host) {
+        load_in_cluster(L, c, want_ns);
+        lua_settop(L, 2);
+        return 1;
+    }
+    if (nfiles == 0)
+        luaL_error(L, "no kubeconfig: use --kubeconfig, set KUBECONFIG, or create ~/.kube/config");
+    const char *ctxname = want_ctx ? want_ctx : current;
+    if (!ctxname) luaL_error(L, "kubeconfig has no current-context: use --context");
+    set_str(L, &c->context, ctxname);
+    if (lua_getfield(L, 5, ctxname) != LUA_TTABLE)                   /* 6 */
+        luaL_error(L, "context \"%s\" not found in the kubeconfig", ctxname);
+    lua_getfield(L, 6, "v");                                         /* 7: context */
+    const char *clname = field_str(L, 7, "cluster");
+    const char *uname = field_str(L, 7, "user");
+    const char *ctxns = field_str(L, 7, "namespace");
+    set_str(L, &c->namespace, want_ns ? want_ns : ctxns ? ctxns : "default");
+    if (!clname) luaL_error(L, "context \"%s\" names no cluster", ctxname);
+    set_str(L, &c->cluster, clname);
+    lua_getfield(L, 3, "clusters");                                  /* 8 */
+    if (lua_getfield(L, 8, clname) != LUA_TTABLE)                    /* 9 */
+        luaL_error(L, "cluster \"%s\" (context \"%s\") not found in the kubeconfig", clname, ctxname);
+    lua_getfield(L, 9, "v");                                         /* 10 */
+    lua_getfield(L, 9, "dir");                                       /* 11 */
+    const char *cdir = lua_tostring(L, 11);
+    const char *server = field_str(L, 10, "server");
+    if (!server) luaL_error(L, "cluster \"%s\" has no server", clname);
+    set_str(L, &c->server, server);
+    c->insecure = field_bool(L, 10, "insecure-skip-tls-verify");
+    set_str(L, &c->tls_server_name, field_str(L, 10, "tls-server-name"));
+    c->ca_pem = material(L, 10, "certificate-authority", cdir, "certificate authority");
+
+    set_str(L, &c->auth, "none");
+    if (uname) {
+        set_str(L, &c->user, uname);
+        lua_getfield(L, 3, "users");                                 /* 12 */
+        if (lua_getfield(L, 12, uname) != LUA_TTABLE)                /* 13 */
+            luaL_error(L, "user \"%s\" (context \"%s\") not found in the kubeconfig", uname, ctxname);
+        lua_getfield(L, 13, "v");                                    /* 14 */
+        lua_getfield(L, 13, "dir");                                  /* 15 */
+        const char *udir = lua_tostring(L, 15);
+        const char *tok = field_str(L, 14, "token");
+        const char *tokfile = field_str(L, 14, "tokenFile");
+        const char *user = field_str(L, 14, "username");
+        lua_getfield(L, 14, "auth-provider");
+        if (lua_istable(L, -1)) {
+            const char *n = field_str(L, -1, "name");
+            luaL_error(L, "user \"%s\": auth-provider \"%s\" is not supported; use an exec credential plugin", uname, n ? n : "?");
+        }
+        lua_pop(L, 1);
+        c->cert_pem = material(L, 14, "client-certificate", udir, "client certificate");
+        c->key_pem = material(L, 14, "client-key", udir, "client key");
+        if (!c->cert_pem != !c->key_pem)
+            luaL_error(L, "user \"%s\": a client certificate needs both client-certificate and client-key", uname);
+        if (c->cert_pem) set_str(L, &c->auth, "client-certificate");
+        if (tok) { c->token = xstrdup(L, tok); set_str(L, &c->auth, "token"); }
+        else if (tokfile) {
+            push_resolved(L, udir, tokfile);
+            c->token = read_secret(L, lua_tostring(L, -1), "token file", 1);
+            lua_pop(L, 1);
+            set_str(L, &c->auth, "token-file");
+        } else if (user) {
+            const char *pw = field_str(L, 14, "password");
+            c->username = xstrdup(L, user);
+            c->password = xstrdup(L, pw ? pw : "");
+            set_str(L, &c->auth, "basic");
+        }
+        lua_getfield(L, 14, "exec");
+        if (lua_istable(L, -1) && !c->token && !c->cert_pem) {
+            set_str(L, &c->auth, "exec");
+            run_exec(L, c, -1, udir, field_bool(L, -1, "provideClusterInfo"));
+        }
+        lua_pop(L, 1);
+    } else set_str(L, &c->user, "");
+    lua_settop(L, 2);
+    return 1;
+}
+
+static struct config *check_config(lua_State *L)
+{
+    return luaL_checkudata(L, 1, CONFIG_MT);
+}
+
+static void info_str(lua_State *L, const char *k, const char *v)
+{
+    if (v) { lua_pushstring(L, v); lua_setfield(L, -2, k); }
+}
+
+static int config_info(lua_State *L)
+{
+    struct config *c = check_config(L);
+    lua_createtable(L, 0, 10);
+    info_str(L, "server", c->server);
+    info_str(L, "namespace", c->namespace);
+    info_str(L, "context", c->context);
+    info_str(L, "cluster", c->cluster);
+    info_str(L, "user", c->user);
+    info_str(L, "auth", c->auth);
+    info_str(L, "tls_server_name", c->tls_server_name);
+    lua_pushboolean(L, c->insecure);
+    lua_setfield(L, -2, "insecure");
+    lua_pushboolean(L, c->in_cluster);
+    lua_setfield(L, -2, "in_cluster");
+    lua_pushboolean(L, c->ca_pem != NULL);
+    lua_setfield(L, -2, "has_ca");
+    return 1;
+}
+
+static int config_tostring(lua_State *L)
+{
+    struct config *c = check_config(L);
+    lua_pushfstring(L, "kube config (%s, context %s)", c->server ? c->server : "?", c->context ? c->context : "?");
+    return 1;
+}
+
+/* ---- requests ---- */
+
+struct kreq {
+    CURL *easy;
+    struct curl_slist *headers, *connect_to;
+    char *body, *hdrs;
+    size_t body_len, body_cap, hdr_len, hdr_cap, max_body;
+    int too_big;
+    char errbuf[CURL_ERROR_SIZE];
+};
+
+static void kreq_free(struct kreq *r)
+{
+    if (r->easy) curl_easy_cleanup(r->easy);
+    for (struct curl_slist *s = r->headers; s; s = s->next) explicit_bzero(s->data, strlen(s->data));
+    curl_slist_free_all(r->headers);
+    curl_slist_free_all(r->connect_to);
+    free(r->body);
+    free(r->hdrs);
+    memset(r, 0, sizeof *r);
+}
+
+static int kreq_gc(lua_State *L)
+{
+    kreq_free(luaL_checkudata(L, 1, KREQ_MT));
+    return 0;
+}
+
+static int grow(char **buf, size_t *len, size_t *cap, const char *data, size_t n)
+{
+    if (*len + n + 1 > *cap) {
+        size_t c = *cap ? *cap : 4096;
+        while (c < *len + n + 1) c *= 2;
+        char *p = realloc(*buf, c);
+        if (!p) return 0;
+        *buf = p;
+        *cap = c;
+    }
+    memcpy(*buf + *len, data, n);
+    *len += n;
+    (*buf)[*len] = 0;
+    return 1;
+}
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
+{
+    struct kreq *r = ud;
+    size_t n = size * nmemb;
+    if (r->body_len + n > r->max_body) { r->too_big = 1; return 0; }
+    return grow(&r->body, &r->body_len, &r->body_cap, data, n) ? n : 0;
+}
+
+static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
+{
+    struct kreq *r = ud;
+    size_t n = size * nmemb;
+    if (n >= 5 && strncmp(data, "HTTP/", 5) == 0) r->hdr_len = 0;
+    if (r->hdr_len + n > 1024 * 1024) return 0;
+    return grow(&r->hdrs, &r->hdr_len, &r->hdr_cap, data, n) ? n : 0;
+}
+
+static int append(struct curl_slist **l, const char *s)
+{
+    struct curl_slist *n = curl_slist_append(*l, s);
+    if (!n) return 0;
+    *l = n;
+    return 1;
+}
+
+/* config:request{method=, path=, body=, content_type=, accept=, timeout=,
+ *                connect_timeout=, max_body=} */
+static int config_request(lua_State *L)
+{
+    struct config *c = check_config(L);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_settop(L, 2);
+    lua_getfield(L, 2, "path");
+    const char *path = luaL_checkstring(L, -1);                      /* 3 */
+    lua_getfield(L, 2, "method");
+    const char *method = luaL_optstring(L, -1, "GET");               /* 4 */
+    lua_getfield(L, 2, "body");
+    size_t blen = 0;
+    const char *body = lua_isnil(L, -1) ? NULL : luaL_checklstring(L, -1, &blen);   /* 5 */
+    lua_getfield(L, 2, "content_type");
+    const char *ctype = luaL_optstring(L, -1, NULL);                 /* 6 */
+    lua_getfield(L, 2, "accept");
+    const char *accept = luaL_optstring(L, -1, "application/json");  /* 7 */
+    lua_getfield(L, 2, "timeout");
+    double timeout = luaL_optnumber(L, -1, 30);
+    lua_getfield(L, 2, "connect_timeout");
+    double ctimeout = luaL_optnumber(L, -1, 10);
+    lua_getfield(L, 2, "max_body");
+    double max_body = luaL_optnumber(L, -1, 256.0 * 1024 * 1024);
+    lua_settop(L, 7);
+
+    /* URL: server without trailing slashes, then path.  With tls-server-name
+     * the URL names that host (SNI and verification) and connect_to sends the
+     * connection to the real one; Host still names the server. */
+    CURLU *u = curl_url();
+    char *host = NULL, *port = NULL;
+    if (!u || curl_url_set(u, CURLUPART_URL, c->server, 0) != CURLUE_OK) {
+        curl_url_cleanup(u);
+        lua_pushnil(L);
+        lua_pushfstring(L, "invalid server URL %s", c->server);
+        return 2;
+    }
+    curl_url_get(u, CURLUPART_HOST, &host, 0);
+    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    size_t sl = strlen(c->server);
+    while (sl && c->server[sl - 1] == '/') sl--;
+    if (c->tls_server_name) {
+        char *scheme = NULL, *upath = NULL;
+        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
+        curl_url_get(u, CURLUPART_PATH, &upath, 0);
+        size_t pl = upath ? strlen(upath) : 0;
+        while (pl && upath[pl - 1] == '/') pl--;
+        lua_pushfstring(L, "%s://%s:%s", scheme ? scheme : "https", c->tls_server_name, port ? port : "443");
+        luaL_addvalue(&b);
+        if (pl) luaL_addlstring(&b, upath, pl);
+        curl_free(scheme);
+        curl_free(upath);
+    } else luaL_addlstring(&b, c->server, sl);
+    luaL_addstring(&b, path);
+    luaL_pushresult(&b);                                             /* 8: url */
+    const char *url = lua_tostring(L, 8);
+    const char *connect_to = NULL, *hosthdr = NULL;
+    if (c->tls_server_name && host) {
+        connect_to = lua_pushfstring(L, "%s:%s:%s:%s", c->tls_server_name, port ? port : "443", host, port ? port : "443");   /* 9 */
+        hosthdr = lua_pushfstring(L, "Host: %s:%s", host, port ? port : "443");  /* 10 */
+    }
+    curl_free(host);
+    curl_free(port);
+    curl_url_cleanup(u);
+
+    struct kreq *r = lua_newuserdatauv(L, sizeof *r, 0);
+    memset(r, 0, sizeof *r);
+    luaL_setmetatable(L, KREQ_MT);
+    int ri = lua_gettop(L);
+    if (!(r->easy = curl_easy_init())) return luaL_error(L, "cannot create a curl handle");
+    r->max_body = (size_t)max_body;
+    CURL *e = r->easy;
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(ctimeout * 1000));
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(e, CURLOPT_USERAGENT, "fluence/" FLUENCE_VERSION);
+    curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
+    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
+    if (body) {
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)blen);
+        curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, body);
+    }
+    int ok = 1;
+    char line[512];
+    snprintf(line, sizeof line, "Accept: %s", accept);
+    ok = ok && append(&r->headers, line);
+    if (ctype) {
+        snprintf(line, sizeof line, "Content-Type: %s", ctype);
+        ok = ok && append(&r->headers, line);
+    }
+    ok = ok && append(&r->headers, "Expect:");
+    if (hosthdr) ok = ok && append(&r->headers, hosthdr);
+    if (c->token) {
+        size_t n = strlen(c->token) + 32;
+        char *h = malloc(n);
+        if (h) {
+            snprintf(h, n, "Authorization: Bearer %s", c->token);
+            ok = ok && append(&r->headers, h);
+            explicit_bzero(h, n);
+            free(h);
+        } else ok = 0;
+    } else if (c->username) {
+        curl_easy_setopt(e, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+        curl_easy_setopt(e, CURLOPT_USERNAME, c->username);
+        curl_easy_setopt(e, CURLOPT_PASSWORD, c->password ? c->password : "");
+    }
+    if (connect_to) {
+        ok = ok && append(&r->connect_to, connect_to);
+        curl_easy_setopt(e, CURLOPT_CONNECT_TO, r->connect_to);
+    }
+    if (!ok) return luaL_error(L, "not enough memory");
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
+    if (c->ca_pem) {
+        struct curl_blob blob = { c->ca_pem, strlen(c->ca_pem), CURL_BLOB_COPY };
+        curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &blob);
+    }
+    if (c->cert_pem && c->key_pem) {
+        struct curl_blob cb = { c->cert_pem, strlen(c->cert_pem), CURL_BLOB_COPY };
+        struct curl_blob kb = { c->key_pem, strlen(c->key_pem), CURL_BLOB_COPY };
+        curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &cb);
+        curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
+        curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &kb);
+        curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
+    }
+    if (c->insecure) {
+        curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    CURLcode rc = curl_easy_perform(e);
+    if (rc != CURLE_OK) {
+        /* the URL without its query; never headers */
+        const char *q = strchr(url, '?');
+        lua_pushnil(L);
+        if (r->too_big)
+            lua_pushfstring(L, "%s %s%s: answer larger than %d bytes", method, c->server, path, (int)r->max_body);
+        else {
+            lua_pushlstring(L, url, q ? (size_t)(q - url) : strlen(url));
+            lua_pushfstring(L, "%s %s: %s", method, lua_tostring(L, -1), r->errbuf[0] ? r->errbuf : curl_easy_strerror(rc));
+            lua_remove(L, -2);
+        }
+        kreq_free(r);
+        return 2;
+    }
+    long status = 0;
+    double secs = 0;
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(e, CURLINFO_TOTAL_TIME, &secs);
+    lua_createtable(L, 0, 4);
+    lua_pushinteger(L, status);
+    lua_setfield(L, -2, "status");
+    lua_pushnumber(L, secs);
+    lua_setfield(L, -2, "time");
+    lua_pushlstring(L, r->body ? r->body : "", r->body_len);
+    lua_setfield(L, -2, "body");
+    lua_newtable(L);
+    const char *p = r->hdrs, *end = p ? p + r->hdr_len : NULL;
+    while (p && p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        const char *lend = eol ? eol : end;
+        const char *colon = memchr(p, ':', (size_t)(lend - p));
+        if (colon && strncmp(p, "HTTP/", 5) != 0) {
+            luaL_Buffer hb;
+            luaL_buffinit(L, &hb);
+            for (const char *q = p; q < colon; q++) luaL_addchar(&hb, (char)(*q >= 'A' && *q <= 'Z' ? *q + 32 : *q));
+            luaL_pushresult(&hb);
+            const char *v = colon + 1, *ve = lend;
+            while (v < ve && (*v == ' ' || *v == '\t')) v++;
+            while (ve > v && (ve[-1] == '\r' || ve[-1] == ' ')) ve--;
+            lua_pushlstring(L, v, (size_t)(ve - v));
+            lua_rawset(L, -3);
+        }
+        p = eol ? eol + 1 : end;
+    }
+    lua_setfield(L, -2, "headers");
+    lua_pushvalue(L, ri);
+    kreq_free(lua_touserdata(L, -1));
+    lua_pop(L, 1);
+    return 1;
+}
+
+/* sleep(seconds): waits for Retry-After without spinning */
+static int kube_sleep(lua_State *L)
+{
+    double s = luaL_checknumber(L, 1);
+    if (s > 0) {
+        struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+    }
+    return 0;
+}
+
+int luaopen_fluence_kube(lua_State *L)
+{
+    static int initialized;
+    if (!initialized) {
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) return luaL_error(L, "cannot initialise libcurl");
+        initialized = 1;
+    }
+    static const luaL_Reg methods[] = {
+        {"info", config_info}, {"request", config_request}, {NULL, NULL}
+    };
+    luaL_newmetatable(L, CONFIG_MT);
+    lua_pushcfunction(L, config_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, config_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "__metatable");
+    luaL_newlib(L, methods);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+    luaL_newmetatable(L, KREQ_MT);
+    lua_pushcfunction(L, kreq_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+    static const luaL_Reg funcs[] = { {"load", kube_load}, {"sleep", kube_sleep}, {NULL, NULL} };
+    luaL_newlib(L, funcs);
+    return 1;
+}

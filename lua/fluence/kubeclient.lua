@@ -1,0 +1,216 @@
+-- A small Kubernetes API client over fluence.kube (core/kubeconfig.c), which
+-- resolves the kubeconfig and keeps every credential in C memory.
+--
+--   local client = kubeclient.new{ kubeconfig =, context =, namespace =,
+--                                  timeout = 30, connect_timeout = 10 }
+--   client.namespace, client.context, client.server, client.user, client.auth
+--   client:request(method, path, body, content_type, query) -> status, decoded
+--       body: a string (sent as is) or a table (JSON-encoded); query: {k = v}
+--       raises CLUSTER errors (exit 4) for network failures and HTTP >= 400,
+--       with the server's Status.message; the error carries .status, .reason.
+--   client:resource(apiVersion, kind) -> {group=, version=, resource=, namespaced=}
+--   client:path(apiVersion, kind, namespace, name) -> "/apis/.../name"
+--
+-- Kinds map to resources through a built-in table, else discovery
+-- (GET /api/v1, /apis/GROUP/VERSION), cached per client.
+local kube = require "fluence.kube"
+local json = require "fluence.json"
+local errors = require "fluence.errors"
+
+local M = {}
+
+M.MAX_RETRIES = 5          -- on 429 Too Many Requests
+M.MAX_RETRY_AFTER = 10     -- seconds: a longer Retry-After is capped
+
+-- group -> kind -> {resource, namespaced}; any version of the group.
+local BUILTIN = {
+  [""] = {
+    Pod = { "pods", true }, ConfigMap = { "configmaps", true }, Secret = { "secrets", true },
+    Service = { "services", true }, ServiceAccount = { "serviceaccounts", true },
+    PodTemplate = { "podtemplates", true }, Endpoints = { "endpoints", true },
+    PersistentVolumeClaim = { "persistentvolumeclaims", true }, LimitRange = { "limitranges", true },
+    ResourceQuota = { "resourcequotas", true }, ReplicationController = { "replicationcontrollers", true },
+    Event = { "events", true },
+    Namespace = { "namespaces", false }, Node = { "nodes", false },
+    PersistentVolume = { "persistentvolumes", false },
+  },
+  batch = { Job = { "jobs", true }, CronJob = { "cronjobs", true } },
+  apps = {
+    Deployment = { "deployments", true }, StatefulSet = { "statefulsets", true },
+    ReplicaSet = { "replicasets", true }, DaemonSet = { "daemonsets", true },
+    ControllerRevision = { "controllerrevisions", true },
+  },
+  ["rbac.authorization.k8s.io"] = {
+    Role = { "roles", true }, RoleBinding = { "rolebindings", true },
+    ClusterRole = { "clusterroles", false }, ClusterRoleBinding = { "clusterrolebindings", false },
+  },
+  policy = { PodDisruptionBudget = { "poddisruptionbudgets", true } },
+  ["networking.k8s.io"] = { Ingress = { "ingresses", true }, NetworkPolicy = { "networkpolicies", true },
+                            IngressClass = { "ingressclasses", false } },
+  autoscaling = { HorizontalPodAutoscaler = { "horizontalpodautoscalers", true } },
+  ["scheduling.k8s.io"] = { PriorityClass = { "priorityclasses", false } },
+  ["storage.k8s.io"] = { StorageClass = { "storageclasses", false } },
+  ["apiextensions.k8s.io"] = { CustomResourceDefinition = { "customresourcedefinitions", false } },
+  ["coordination.k8s.io"] = { Lease = { "leases", true } },
+}
+M.BUILTIN = BUILTIN
+
+local REASONS = {
+  [400] = "Bad Request", [401] = "Unauthorized", [403] = "Forbidden", [404] = "Not Found",
+  [405] = "Method Not Allowed", [409] = "Conflict", [410] = "Gone", [413] = "Request Entity Too Large",
+  [415] = "Unsupported Media Type", [422] = "Unprocessable Entity", [429] = "Too Many Requests",
+  [500] = "Internal Server Error", [502] = "Bad Gateway", [503] = "Service Unavailable",
+  [504] = "Gateway Timeout",
+}
+
+local function cluster_error(msg, extra)
+  local e = errors.new("CLUSTER", msg)
+  for k, v in pairs(extra or {}) do e[k] = v end
+  error(e, 0)
+end
+
+local function urlencode(s)
+  return (tostring(s):gsub("[^%w%-%._~]", function(c) return ("%%%02X"):format(c:byte()) end))
+end
+
+local function query_string(q)
+  if not q then return "" end
+  local keys = {}
+  for k in pairs(q) do keys[#keys + 1] = k end
+  if #keys == 0 then return "" end
+  table.sort(keys)
+  local parts = {}
+  for _, k in ipairs(keys) do parts[#parts + 1] = urlencode(k) .. "=" .. urlencode(q[k]) end
+  return "?" .. table.concat(parts, "&")
+end
+M.query_string = query_string
+
+local Client = {}
+Client.__index = Client
+
+function M.new(o)
+  o = o or {}
+  local ok, cfg = pcall(kube.load, { kubeconfig = o.kubeconfig, context = o.context, namespace = o.namespace })
+  if not ok then
+    if errors.is(cfg) then error(cfg, 0) end
+    cluster_error("cluster: " .. tostring(cfg))
+  end
+  local info = cfg:info()
+  local timeout = tonumber(o.timeout) or 30
+  if timeout <= 0 then errors.raise("USAGE", "--request-timeout must be a positive number of seconds") end
+  return setmetatable({
+    cfg = cfg, info = info, namespace = info.namespace, context = info.context,
+    server = info.server, user = info.user, auth = info.auth,
+    timeout = timeout, connect_timeout = math.min(tonumber(o.connect_timeout) or 10, timeout),
+    discovery = {},
+  }, Client)
+end
+
+-- The user-facing message of a failed answer: the server's Status.message
+-- when there is one, with the HTTP code, and a hint for 401.
+local function failure(self, method, path, r, decoded)
+  local code = r.status
+  local msg, reason
+  if type(decoded) == "table" and decoded.kind == "Status" then
+    msg, reason = decoded.message, decoded.reason
+    if type(decoded.details) == "table" and type(decoded.details.causes) == "table" then
+      local extra = {}
+      for _, c in ipairs(decoded.details.causes) do
+        if type(c) == "table" and c.message and not tostring(msg):find(c.message, 1, true) then
+          extra[#extra + 1] = (c.field and (c.field .. ": ") or "") .. tostring(c.message)
+        end
+      end
+      if #extra > 0 then msg = msg .. " (" .. table.concat(extra, "; ") .. ")" end
+    end
+  end
+  local p = path:gsub("%?.*", "")
+  if not msg or msg == "" then
+    local body = (r.body or ""):gsub("%s+", " "):sub(1, 200)
+    msg = ("%s %s%s: %s"):format(method, self.server, p, body ~= "" and body or (REASONS[code] or "error"))
+  end
+  local text = ("cluster: %s (HTTP %d %s)"):format(msg, code, REASONS[code] or "")
+  text = text:gsub(" %)$", ")")
+  if code == 401 then
+    text = text .. ("; the server rejected the credentials of user %q (context %q, %s)")
+      :format(self.user or "", self.context or "", self.auth or "none")
+  end
+  cluster_error(text, { status = code, reason = reason, server_message = msg, body = decoded })
+end
+
+function Client:request(method, path, body, content_type, query)
+  if type(body) == "table" then
+    body = json.encode(body)
+    content_type = content_type or "application/json"
+  end
+  local full = path .. query_string(query)
+  local tries = 0
+  while true do
+    local r, err = self.cfg:request{ method = method, path = full, body = body, content_type = content_type,
+                                     timeout = self.timeout, connect_timeout = self.connect_timeout }
+    if not r then
+      cluster_error(("cluster: %s (context %q)"):format(err, self.context or ""), { network = true })
+    end
+    if r.status == 429 and tries < M.MAX_RETRIES then
+      tries = tries + 1
+      local wait = tonumber(r.headers["retry-after"]) or 1
+      kube.sleep(math.max(0, math.min(wait, M.MAX_RETRY_AFTER)))
+    else
+      local decoded
+      if r.body ~= "" then decoded = json.decode(r.body) end
+      if r.status >= 400 then failure(self, method, path, r, decoded) end
+      if r.body ~= "" and decoded == nil then
+        cluster_error(("cluster: %s %s%s: the answer is not JSON"):format(method, self.server, path))
+      end
+      return r.status, decoded, r.headers
+    end
+  end
+end
+
+local function split_api_version(av)
+  local g, v = tostring(av or ""):match("^([^/]+)/([^/]+)$")
+  if g then return g, v end
+  return "", av
+end
+M.split_api_version = split_api_version
+
+-- {group, version, resource, namespaced} for a kind, or raises.
+function Client:resource(api_version, kind)
+  local group, version = split_api_version(api_version)
+  if not version or version == "" or not kind or kind == "" then
+    errors.raise("INPUT", "object without apiVersion or kind")
+  end
+  local b = BUILTIN[group] and BUILTIN[group][kind]
+  if b then return { group = group, version = version, resource = b[1], namespaced = b[2] } end
+  local gv = group == "" and version or (group .. "/" .. version)
+  local list = self.discovery[gv]
+  if list == nil then
+    local path = group == "" and ("/api/" .. version) or ("/apis/" .. group .. "/" .. version)
+    local ok, st, doc = pcall(self.request, self, "GET", path)
+    if not ok then
+      if errors.is(st) and st.status == 404 then
+        cluster_error(("cluster: the server does not serve %s (no resource for kind %s)"):format(gv, kind))
+      end
+      error(st, 0)
+    end
+    list = type(doc) == "table" and doc.resources or {}
+    self.discovery[gv] = list
+  end
+  for _, r in ipairs(list) do
+    if r.kind == kind and type(r.name) == "string" and not r.name:find("/", 1, true) then
+      return { group = group, version = version, resource = r.name, namespaced = r.namespaced and true or false }
+    end
+  end
+  cluster_error(("cluster: the server has no resource for kind %s in %s"):format(kind, gv))
+end
+
+-- The collection path (name nil) or the object path.
+function Client:path(api_version, kind, namespace, name)
+  local r = self:resource(api_version, kind)
+  local base = r.group == "" and ("/api/" .. r.version) or ("/apis/" .. r.group .. "/" .. r.version)
+  if r.namespaced then base = base .. "/namespaces/" .. urlencode(namespace or self.namespace) end
+  base = base .. "/" .. r.resource
+  if name then base = base .. "/" .. urlencode(name) end
+  return base, r
+end
+
+return M
