@@ -56,7 +56,7 @@ local function compile(stage, ctx)
         keep[#keep + 1] = b
       else
         reasons[b.name] = ("%s %s is not within %s of the best (%s)")
-          :format(attr, tostring(v), toltext or tostring(tol), tostring(best))
+          :format(attr, ctx.num(v), toltext or ctx.num(tol), ctx.num(best))
       end
     end
     return keep, reasons

@@ -45,7 +45,7 @@ local function condition(item, ctx)
     if NUMERIC[op] then
       if type(v) ~= "number" then return false, ("%s is %q, not a number"):format(attr, tostring(v)) end
       if compare(op, v, n) then return true end
-      return false, ("%s %s, wants %s"):format(attr, tostring(v), go and (op .. " " .. tostring(n)) or wants)
+      return false, ("%s %s, wants %s"):format(attr, ctx.num(v), go and (op .. " " .. ctx.num(n)) or wants)
     end
     local any = false
     for _, w in ipairs(vals) do
@@ -53,7 +53,7 @@ local function condition(item, ctx)
       elseif type(v) == "string" then any = any or v == w.value end
     end
     if any == (op == "=") then return true end
-    return false, ("%s %s, wants %s"):format(attr, type(v) == "string" and ("%q"):format(v) or tostring(v), wants)
+    return false, ("%s %s, wants %s"):format(attr, type(v) == "string" and ("%q"):format(v) or ctx.num(v), wants)
   end, attr
 end
 

@@ -133,6 +133,14 @@ local function copy(v)
   return c
 end
 
+-- A number as a person writes it: 1 not 1.0, 0.3 not 0.30000000000000004.
+function pipeline.num(v)
+  if math.type(v) == "float" and v == math.floor(v) and math.abs(v) < 1e15 then
+    return ("%d"):format(v)
+  end
+  return tostring(v)
+end
+
 local Pipeline = {}
 Pipeline.__index = Pipeline
 
@@ -194,6 +202,7 @@ function pipeline.compile(text, opts)
       end,
       suggest = suggest,
       sort = stable_sort,
+      num = pipeline.num,
     }
     local ok, fn, reads = sandbox.call(plugin.compile, self.budget, stage, ctx)
     if not ok then
