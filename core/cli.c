@@ -30,7 +30,7 @@ static const struct verb verbs[] = {
     {"jobspec", V_JOBSPEC, "-f FILE", "print the Fluxion jobspecs Fluence builds for each group in the manifests"},
     {"policies", V_POLICIES, "[options]", "list the selection policies, where each comes from, and what it does"},
     {"providers", V_PROVIDERS, "[options]", "list the backend providers, where each comes from, and what it does"},
-    {"completion", V_COMPLETION, "bash|zsh", "print a shell completion script"},
+    {"completion", V_COMPLETION, "bash|zsh|kubectl", "print a shell completion script (kubectl: the kubectl_complete-fluence helper)"},
     {"version", V_VERSION, "", "print the version"},
     {"help", V_HELP, "[VERB]", "show help for a verb"},
 };
@@ -235,14 +235,24 @@ static void print_options(FILE *f, unsigned vbit)
     }
 }
 
-static const char exit_codes[] =
-    "Exit codes:\n"
-    "  0   success\n"
-    "  1   selection failed (no backend satisfies the policy)\n"
-    "  2   usage error (bad command line)\n"
-    "  3   bad input (manifest, attribute file, policy text, plugin)\n"
-    "  4   cluster or network error (API server, cloud API)\n"
-    "  70  internal error (a bug in fluence: please report it)\n";
+static const struct exit_code {
+    int code;
+    const char *meaning;
+} exit_codes[] = {
+    {FLUENCE_EXIT_OK, "success"},
+    {FLUENCE_EXIT_SELECT, "selection failed (no backend satisfies the policy)"},
+    {FLUENCE_EXIT_USAGE, "usage error (bad command line)"},
+    {FLUENCE_EXIT_INPUT, "bad input (manifest, attribute file, policy text, plugin)"},
+    {FLUENCE_EXIT_CLUSTER, "cluster or network error (API server, cloud API)"},
+    {FLUENCE_EXIT_INTERNAL, "internal error (a bug in fluence: please report it)"},
+};
+
+static void print_exit_codes(FILE *f)
+{
+    fputs("Exit codes:\n", f);
+    for (size_t i = 0; i < COUNTOF(exit_codes); i++)
+        fprintf(f, "  %-3d %s\n", exit_codes[i].code, exit_codes[i].meaning);
+}
 
 int fluence_cli_help(FILE *f, const char *prog, const char *verb_name)
 {
@@ -255,7 +265,8 @@ int fluence_cli_help(FILE *f, const char *prog, const char *verb_name)
         fprintf(f, "Usage: %s %s %s\n\n%c%s.\n\nOptions:\n", prog, v->name, v->args,
                 v->summary[0] - 32, v->summary + 1);
         print_options(f, v->bit);
-        fprintf(f, "\n%s", exit_codes);
+        fputc('\n', f);
+        print_exit_codes(f);
         return 0;
     }
     fprintf(f, "Usage: %s VERB [options]\n\n"
@@ -270,7 +281,71 @@ int fluence_cli_help(FILE *f, const char *prog, const char *verb_name)
                "  FLUENCE_PROVIDER_PATH  colon-separated provider plugin directories\n"
                "  FLUENCE_SOURCE_DIR     load lua/, policies/, providers/ from this source tree\n"
                "  KUBECONFIG             kubeconfig files, colon-separated\n"
-               "  NO_COLOR               no colour in explain output\n\n%s",
-            prog, exit_codes);
+               "  NO_COLOR               no colour in explain output\n\n",
+            prog);
+    print_exit_codes(f);
     return 0;
+}
+
+/* fluence.clispec: the same tables as Lua data, for shell completion, the man
+ * page generator (tools/gen-man.lua) and specs, so none of them can drift:
+ *   { verbs = { {name=, args=, summary=}, ... },
+ *     options = { {name=, short=, arg="flag"|"value"|"optional"|"count",
+ *                  ["repeat"]=bool, verbs={"select", ...}, metavar=, help=}, ... },
+ *     exit_codes = { {code=, meaning=}, ... } } */
+static void set_string(lua_State *L, const char *key, const char *value)
+{
+    if (!value) return;
+    lua_pushstring(L, value);
+    lua_setfield(L, -2, key);
+}
+
+int luaopen_fluence_clispec(lua_State *L)
+{
+    static const char *const argkinds[] = {"flag", "value", "optional", "count"};
+    lua_createtable(L, 0, 3);
+    lua_createtable(L, (int)COUNTOF(verbs), 0);
+    for (size_t i = 0; i < COUNTOF(verbs); i++) {
+        lua_createtable(L, 0, 3);
+        set_string(L, "name", verbs[i].name);
+        set_string(L, "args", verbs[i].args);
+        set_string(L, "summary", verbs[i].summary);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "verbs");
+    lua_createtable(L, (int)COUNTOF(options), 0);
+    for (size_t i = 0; i < COUNTOF(options); i++) {
+        const struct option *o = &options[i];
+        lua_createtable(L, 0, 7);
+        set_string(L, "name", o->name);
+        if (o->shortname) {
+            char s[2] = {o->shortname, 0};
+            set_string(L, "short", s);
+        }
+        set_string(L, "arg", argkinds[o->arg]);
+        lua_pushboolean(L, o->repeat);
+        lua_setfield(L, -2, "repeat");
+        lua_newtable(L);
+        lua_Integer n = 0;
+        for (size_t j = 0; j < COUNTOF(verbs); j++)
+            if (o->verbs & verbs[j].bit) {
+                lua_pushstring(L, verbs[j].name);
+                lua_rawseti(L, -2, ++n);
+            }
+        lua_setfield(L, -2, "verbs");
+        set_string(L, "metavar", o->metavar);
+        set_string(L, "help", o->help);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "options");
+    lua_createtable(L, (int)COUNTOF(exit_codes), 0);
+    for (size_t i = 0; i < COUNTOF(exit_codes); i++) {
+        lua_createtable(L, 0, 2);
+        lua_pushinteger(L, exit_codes[i].code);
+        lua_setfield(L, -2, "code");
+        set_string(L, "meaning", exit_codes[i].meaning);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "exit_codes");
+    return 1;
 }
