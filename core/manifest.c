@@ -1,0 +1,848 @@
+/* fluence.manifest — byte-preserving manifest reading and rewriting.
+ *
+ *   manifest.parse(text, name) -> stream | nil, "name:LINE:COL: message ..."
+ *   stream:objects()              -> array of object descriptions (copies)
+ *   stream:set_annotations(i, {k = v, ...}) -> true | nil, located error
+ *   stream:render()               -> the text with every edit applied
+ *   stream:render_json()          -> the edited stream as indented JSON
+ *   stream:object_json(i)         -> the edited object as compact JSON
+ *                                    (metadata.managedFields left out)
+ *   stream:is_json()
+ *
+ * Objects are the documents of the stream, or the items of a `*List`
+ * document.  Edits are collected (per object: the union of the annotations
+ * set) and spliced into the original text in one pass at render time, sorted
+ * by offset, so rendering is linear and untouched bytes stay untouched.  See
+ * manifest_edit.c for where and how annotations are written. */
+#include <stdlib.h>
+#include <string.h>
+#include <lauxlib.h>
+#include "manifest.h"
+#include "strbuf.h"
+
+#define STREAM_MT "fluence.manifest.stream"
+#define GROUP_LABEL "fluence.flux-framework.org/group"
+#define SELECT_POLICY "fluence.flux-framework.org/select-policy"
+
+enum { UV_TEXT = 1, UV_NAME, UV_OBJECTS, UV_PENDING, UV_CACHE, UV_COUNT = UV_CACHE };
+
+struct mobj { size_t doc; size_t site_first, site_count; };
+
+struct mstream {
+    struct mstore st;
+    struct mdoc *docs; size_t ndocs, capdocs;
+    size_t *doc_obj;                 /* first object index of each document */
+    size_t capdocobj;
+    struct mobj *objs; size_t nobjs, capobjs;
+    int is_json;
+};
+
+static int stream_gc(lua_State *L)
+{
+    struct mstream *s = luaL_checkudata(L, 1, STREAM_MT);
+    free(s->st.sites); free(s->st.ents); free(s->st.strs);
+    free(s->docs); free(s->doc_obj); free(s->objs);
+    memset(s, 0, sizeof *s);
+    return 0;
+}
+
+/* ---- reading objects out of a tree ---- */
+
+static void push_scalar_or_nil(lua_State *L, const struct mtree *t, size_t i)
+{
+    const char *s = mt_str(t, i);
+    if (s && !mt_is_null(t, i)) {
+        const struct mnode *n = mt_resolve(t, i, NULL);
+        lua_pushlstring(L, s, n->len);
+    } else lua_pushnil(L);
+}
+
+/* {key = scalar text} of a mapping; {} when absent or not a mapping */
+static void push_strmap(lua_State *L, const struct mtree *t, size_t i)
+{
+    lua_newtable(L);
+    const struct mnode *m = mt_resolve(t, i, &i);
+    if (!m || m->type != MN_MAP) return;
+    for (size_t k = m->first; k; k = t->nodes[t->nodes[k].next].next) {
+        const struct mnode *kn = mt_resolve(t, k, NULL);
+        const char *v = mt_str(t, t->nodes[k].next);
+        if (!v || mt_is_null(t, t->nodes[k].next)) continue;
+        if (kn->len == 2 && memcmp(t->arena + kn->val, "<<", 2) == 0 && !(kn->flags & MF_STR)) continue;
+        lua_pushlstring(L, t->arena + kn->val, kn->len);
+        lua_pushlstring(L, v, mt_resolve(t, t->nodes[k].next, NULL)->len);
+        lua_rawset(L, -3);
+    }
+    /* keys from merge keys ("<<"), explicit ones winning */
+    for (size_t k = m->first; k; k = t->nodes[t->nodes[k].next].next) {
+        const struct mnode *kn = mt_resolve(t, k, NULL);
+        if (!(kn->len == 2 && memcmp(t->arena + kn->val, "<<", 2) == 0 && !(kn->flags & MF_STR))) continue;
+        size_t v;
+        const struct mnode *vn = mt_resolve(t, t->nodes[k].next, &v);
+        if (vn->type != MN_MAP) continue;
+        push_strmap(L, t, v);
+        lua_pushnil(L);
+        while (lua_next(L, -2)) {
+            lua_pushvalue(L, -2);
+            if (lua_rawget(L, -5) == LUA_TNIL) {
+                lua_pop(L, 1);
+                lua_pushvalue(L, -2);
+                lua_insert(L, -2);
+                lua_rawset(L, -5);
+            } else lua_pop(L, 2);
+        }
+        lua_pop(L, 1);
+    }
+}
+
+static int get_int(const struct mtree *t, size_t i, lua_Integer *out)
+{
+    const struct mnode *n = mt_resolve(t, i, NULL);
+    if (!n || n->type != MN_SCALAR || (n->flags & MF_STR)) return 0;
+    const char *s = t->arena + n->val;
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end) return 0;
+    *out = (lua_Integer)v;
+    return 1;
+}
+
+static void set_int_field(lua_State *L, const struct mtree *t, size_t map, const char *key)
+{
+    lua_Integer v;
+    if (get_int(t, mt_get(t, map, key, NULL), &v)) {
+        lua_pushinteger(L, v);
+        lua_setfield(L, -2, key);
+    }
+}
+
+static int is_map(const struct mtree *t, size_t i) { const struct mnode *n = mt_resolve(t, i, NULL); return n && n->type == MN_MAP; }
+static int is_seq(const struct mtree *t, size_t i) { const struct mnode *n = mt_resolve(t, i, NULL); return n && n->type == MN_SEQ; }
+
+static int is_pod_template(const struct mtree *t, size_t i)
+{
+    if (!is_map(t, i)) return 0;
+    size_t spec = mt_get(t, i, "spec", NULL);
+    return is_map(t, spec) && is_seq(t, mt_get(t, spec, "containers", NULL));
+}
+
+static void push_containers(lua_State *L, const struct mtree *t, size_t seq)
+{
+    lua_newtable(L);
+    const struct mnode *s = mt_resolve(t, seq, NULL);
+    if (!s || s->type != MN_SEQ) return;
+    lua_Integer n = 0;
+    for (size_t c = s->first; c; c = t->nodes[c].next) {
+        if (!is_map(t, c)) continue;
+        lua_createtable(L, 0, 4);
+        push_scalar_or_nil(L, t, mt_get(t, c, "name", NULL));
+        lua_setfield(L, -2, "name");
+        size_t res = mt_get(t, c, "resources", NULL);
+        push_strmap(L, t, is_map(t, res) ? mt_get(t, res, "requests", NULL) : 0);
+        lua_setfield(L, -2, "requests");
+        push_strmap(L, t, is_map(t, res) ? mt_get(t, res, "limits", NULL) : 0);
+        lua_setfield(L, -2, "limits");
+        lua_newtable(L);
+        const struct mnode *env = mt_resolve(t, mt_get(t, c, "env", NULL), NULL);
+        if (env && env->type == MN_SEQ) {
+            for (size_t e = env->first; e; e = t->nodes[e].next) {
+                if (!is_map(t, e)) continue;
+                const char *nm = mt_str(t, mt_get(t, e, "name", NULL));
+                size_t v = mt_get(t, e, "value", NULL);
+                if (!nm || !v || !mt_str(t, v)) continue;
+                lua_pushstring(L, nm);
+                push_scalar_or_nil(L, t, v);
+                if (lua_isnil(L, -1)) { lua_pop(L, 1); lua_pushliteral(L, ""); }
+                lua_rawset(L, -3);
+            }
+        }
+        lua_setfield(L, -2, "env");
+        lua_rawseti(L, -2, ++n);
+    }
+}
+
+struct walk {
+    struct mparse *p;
+    struct strbuf *path;
+    int templates;             /* stack index of the templates array */
+    lua_Integer count;
+    size_t *tnodes;            /* template mapping nodes found (for sites) */
+    size_t ntn, captn;
+};
+
+/* Pushes a template description; returns whether it targets Fluence. */
+static int add_template(lua_State *L, struct walk *w, size_t node, int has_rep, lua_Integer rep)
+{
+    const struct mtree *t = &w->p->tree;
+    size_t spec = mt_get(t, node, "spec", NULL), meta = mt_get(t, node, "metadata", NULL);
+    lua_createtable(L, 0, 8);
+    lua_pushlstring(L, w->path->data ? w->path->data : "", w->path->len);
+    lua_setfield(L, -2, "path");
+    push_scalar_or_nil(L, t, mt_get(t, spec, "schedulerName", NULL));
+    int fluence = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "fluence") == 0;
+    lua_setfield(L, -2, "scheduler_name");
+    push_strmap(L, t, is_map(t, meta) ? mt_get(t, meta, "annotations", NULL) : 0);
+    lua_setfield(L, -2, "annotations");
+    push_strmap(L, t, is_map(t, meta) ? mt_get(t, meta, "labels", NULL) : 0);
+    if (lua_getfield(L, -1, GROUP_LABEL) != LUA_TNIL) fluence = 1;
+    lua_pop(L, 1);
+    lua_setfield(L, -2, "labels");
+    lua_pushboolean(L, fluence);
+    lua_setfield(L, -2, "targets_fluence");
+    push_containers(L, t, mt_get(t, spec, "containers", NULL));
+    lua_setfield(L, -2, "containers");
+    push_containers(L, t, mt_get(t, spec, "initContainers", NULL));
+    lua_setfield(L, -2, "init_containers");
+    if (has_rep) { lua_pushinteger(L, rep); lua_setfield(L, -2, "replicas"); }
+    lua_rawseti(L, w->templates, ++w->count);
+    return fluence;
+}
+
+static void walk(lua_State *L, struct walk *w, size_t i, int has_rep, lua_Integer rep, int depth)
+{
+    const struct mtree *t = &w->p->tree;
+    const struct mnode *n = &t->nodes[i];
+    if (depth > 300) return;
+    if (n->type == MN_MAP) {
+        lua_Integer v;
+        if (get_int(t, mt_get(t, i, "parallelism", NULL), &v) || get_int(t, mt_get(t, i, "replicas", NULL), &v)) {
+            has_rep = 1;
+            rep = v;
+        }
+        for (size_t k = n->first; k; k = t->nodes[t->nodes[k].next].next) {
+            const struct mnode *kn = mt_resolve(t, k, NULL);
+            size_t v2 = t->nodes[k].next, save = w->path->len;
+            if (save) strbuf_addc(L, w->path, '.');
+            strbuf_add(L, w->path, t->arena + kn->val, kn->len);
+            if (kn->len == 8 && memcmp(t->arena + kn->val, "template", 8) == 0 &&
+                t->nodes[v2].type == MN_MAP && is_pod_template(t, v2)) {
+                int f = add_template(L, w, v2, has_rep, rep);
+                if (f) {
+                    w->tnodes = me_grow(L, w->tnodes, &w->captn, w->ntn + 1, sizeof *w->tnodes);
+                    w->tnodes[w->ntn++] = v2;
+                }
+            } else walk(L, w, v2, has_rep, rep, depth + 1);
+            w->path->len = save;
+        }
+    } else if (n->type == MN_SEQ) {
+        size_t idx = 0;
+        for (size_t c = n->first; c; c = t->nodes[c].next, idx++) {
+            size_t save = w->path->len;
+            char buf[32];
+            snprintf(buf, sizeof buf, "[%zu]", idx);
+            strbuf_adds(L, w->path, buf);
+            walk(L, w, c, has_rep, rep, depth + 1);
+            w->path->len = save;
+        }
+    }
+}
+
+static int tnodes_gc(lua_State *L)
+{
+    struct walk *w = lua_touserdata(L, 1);
+    free(w->tnodes);
+    w->tnodes = NULL;
+    return 0;
+}
+
+/* The indentation step of an object: the first nested mapping's offset. */
+static uint32_t guess_step(const struct mtree *t, size_t root)
+{
+    const struct mnode *m = &t->nodes[root];
+    for (size_t k = m->first; k; k = t->nodes[t->nodes[k].next].next) {
+        const struct mnode *v = &t->nodes[t->nodes[k].next];
+        if (v->type == MN_MAP && v->first && t->nodes[v->first].line != t->nodes[k].line &&
+            t->nodes[v->first].col > t->nodes[k].col)
+            return t->nodes[v->first].col - t->nodes[k].col;
+    }
+    return 2;
+}
+
+/* Adds object `node` of the current document: its Lua description (appended
+ * to the objects table at index objs) and its annotation sites. */
+static void add_object(lua_State *L, struct mstream *s, struct mparse *p, size_t docidx, size_t node,
+                       int objs, int crlf)
+{
+    const struct mtree *t = &p->tree;
+    const struct mnode *n = &t->nodes[node];
+    size_t index = s->nobjs + 1;
+    s->objs = me_grow(L, s->objs, &s->capobjs, s->nobjs + 1, sizeof *s->objs);
+    struct mobj *o = &s->objs[s->nobjs++];
+    o->doc = docidx;
+    o->site_first = s->st.nsites;
+    luaL_checkstack(L, 20, "manifest");
+    lua_createtable(L, 0, 20);
+    int obj = lua_gettop(L);
+    lua_pushinteger(L, (lua_Integer)index);
+    lua_setfield(L, obj, "index");
+    static const char *const ident[] = {"kind", "apiVersion", NULL};
+    for (int i = 0; ident[i]; i++) {
+        push_scalar_or_nil(L, t, mt_get(t, node, ident[i], NULL));
+        lua_setfield(L, obj, ident[i]);
+    }
+    size_t meta = mt_get(t, node, "metadata", NULL);
+    int meta_map = is_map(t, meta);
+    static const char *const mident[] = {"name", "namespace", "generateName", NULL};
+    for (int i = 0; mident[i]; i++) {
+        push_scalar_or_nil(L, t, meta_map ? mt_get(t, meta, mident[i], NULL) : 0);
+        lua_setfield(L, obj, mident[i]);
+    }
+    lua_pushinteger(L, (lua_Integer)n->line + 1);
+    lua_setfield(L, obj, "line");
+    lua_pushinteger(L, (lua_Integer)n->col + 1);
+    lua_setfield(L, obj, "col");
+    push_strmap(L, t, meta_map ? mt_get(t, meta, "annotations", NULL) : 0);
+    int has_policy = lua_getfield(L, -1, SELECT_POLICY) != LUA_TNIL;
+    lua_pop(L, 1);
+    lua_setfield(L, obj, "annotations");
+    push_strmap(L, t, meta_map ? mt_get(t, meta, "labels", NULL) : 0);
+    int fluence = lua_getfield(L, -1, GROUP_LABEL) != LUA_TNIL;
+    lua_pop(L, 1);
+    lua_setfield(L, obj, "labels");
+    size_t spec = mt_get(t, node, "spec", NULL);
+    if (is_map(t, spec)) {
+        lua_pushvalue(L, obj);
+        set_int_field(L, t, spec, "replicas");
+        set_int_field(L, t, spec, "parallelism");
+        set_int_field(L, t, spec, "completions");
+        lua_pop(L, 1);
+    }
+    /* pod templates: the object itself when it has spec.containers, then every
+     * `template:` mapping with spec.containers, at any depth */
+    lua_newtable(L);
+    struct walk *w = lua_newuserdatauv(L, sizeof *w, 0);
+    memset(w, 0, sizeof *w);
+    lua_newtable(L);
+    lua_pushcfunction(L, tnodes_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    w->p = p;
+    w->templates = lua_gettop(L) - 1;
+    w->path = strbuf_push(L);
+    if (is_pod_template(t, node)) fluence |= add_template(L, w, node, 0, 0);
+    walk(L, w, node, 0, 0, 0);
+    if (w->ntn) fluence = 1;
+    lua_pop(L, 1);                                  /* path */
+    lua_pushvalue(L, w->templates);
+    lua_setfield(L, obj, "templates");
+    lua_pushboolean(L, fluence);
+    lua_setfield(L, obj, "targets_fluence");
+    lua_pushboolean(L, fluence && has_policy);
+    lua_setfield(L, obj, "wants_selection");
+    /* sites: the object, then every Fluence-targeting template */
+    uint32_t step = guess_step(t, node);
+    me_sites_for(L, p, &s->st, (int)index - 1, node, crlf, step);
+    for (size_t i = 0; i < w->ntn; i++) me_sites_for(L, p, &s->st, (int)index - 1, w->tnodes[i], crlf, step);
+    o = &s->objs[s->nobjs - 1];
+    o->site_count = s->st.nsites - o->site_first;
+    if (fluence && has_policy) {
+        for (size_t i = o->site_first; i < s->st.nsites; i++)
+            if (s->st.sites[i].mode == SITE_ERROR) mp_error(L, p, s->st.sites[i].errpos, s->st.sites[i].errmsg);
+    }
+    lua_pop(L, 2);                                  /* walk, templates */
+    struct strbuf *js = strbuf_push(L);
+    mj_emit(L, p, js, node, 0, 0, 0);
+    strbuf_pushresult(L, js);
+    lua_remove(L, -2);
+    lua_setfield(L, obj, "json");
+    lua_rawseti(L, objs, (lua_Integer)index);
+}
+
+/* Calls f(node) for each object of the document (the root, or the items of
+ * a *List); raises for a document that is not an object. */
+static int list_items(const struct mtree *t, size_t root, size_t *items)
+{
+    const char *kind = mt_str(t, mt_get(t, root, "kind", NULL));
+    size_t kl = kind ? strlen(kind) : 0;
+    *items = mt_get(t, root, "items", NULL);
+    return kind && kl >= 4 && strcmp(kind + kl - 4, "List") == 0 && is_seq(t, *items);
+}
+
+static int doc_crlf(const char *text, size_t len, size_t from, size_t to)
+{
+    const char *nl = memchr(text + from, '\n', to - from);
+    if (!nl) nl = memchr(text, '\n', len);
+    return nl && nl > text && nl[-1] == '\r';
+}
+
+static int parse_protected(lua_State *L)
+{
+    size_t len;
+    const char *text = lua_tolstring(L, 1, &len);
+    const char *name = lua_tostring(L, 2);
+    struct mstream *s = lua_newuserdatauv(L, sizeof *s, UV_COUNT);   /* 3 */
+    memset(s, 0, sizeof *s);
+    luaL_setmetatable(L, STREAM_MT);
+    lua_pushvalue(L, 1); lua_setiuservalue(L, 3, UV_TEXT);
+    lua_pushvalue(L, 2); lua_setiuservalue(L, 3, UV_NAME);
+    lua_newtable(L); lua_setiuservalue(L, 3, UV_PENDING);
+    lua_newtable(L); lua_setiuservalue(L, 3, UV_CACHE);
+    lua_newtable(L);                                                  /* 4: objects */
+    lua_pushvalue(L, 4); lua_setiuservalue(L, 3, UV_OBJECTS);
+    struct mparse *p = mp_push(L, name, text, len);                   /* 5 */
+    size_t i = (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) ? 3 : 0;
+    while (i < len && strchr(" \t\r\n", text[i])) i++;
+    s->is_json = i < len && (text[i] == '{' || text[i] == '[');
+    struct mdoc d;
+    while (mp_next_doc(L, p, &d)) {
+        s->docs = me_grow(L, s->docs, &s->capdocs, s->ndocs + 1, sizeof *s->docs);
+        s->doc_obj = me_grow(L, s->doc_obj, &s->capdocobj, s->ndocs + 1, sizeof *s->doc_obj);
+        size_t di = s->ndocs++;
+        s->docs[di] = d;
+        s->doc_obj[di] = s->nobjs;
+        const struct mtree *t = &p->tree;
+        if (!d.root || mt_is_null(t, d.root)) continue;
+        const struct mnode *r = mt_resolve(t, d.root, NULL);
+        if (r->type != MN_MAP) mp_error(L, p, t->nodes[d.root].start, "a manifest document must be a mapping (a Kubernetes object)");
+        int crlf = doc_crlf(text, len, d.start, d.end);
+        size_t items;
+        if (list_items(t, d.root, &items)) {
+            for (size_t c = mt_resolve(t, items, NULL)->first; c; c = t->nodes[c].next) {
+                if (t->nodes[c].type != MN_MAP) mp_error(L, p, t->nodes[c].start, "a List item must be a mapping (a Kubernetes object)");
+                add_object(L, s, p, di, c, 4, crlf);
+            }
+        } else add_object(L, s, p, di, d.root, 4, crlf);
+    }
+    mp_free(p);
+    lua_settop(L, 3);
+    return 1;
+}
+
+static int m_parse(lua_State *L)
+{
+    luaL_checkstring(L, 1);
+    if (lua_isnoneornil(L, 2)) { lua_settop(L, 1); lua_pushliteral(L, "<manifest>"); }
+    luaL_checkstring(L, 2);
+    lua_settop(L, 2);
+    lua_pushcfunction(L, parse_protected);
+    lua_insert(L, 1);
+    int st = lua_pcall(L, 2, 1, 0);
+    if (st != LUA_OK) {
+        if (st == LUA_ERRMEM || !lua_isstring(L, -1)) return lua_error(L);
+        lua_pushnil(L);
+        lua_insert(L, -2);
+        return 2;
+    }
+    return 1;
+}
+
+/* ---- stream methods ---- */
+
+static struct mstream *check_stream(lua_State *L) { return luaL_checkudata(L, 1, STREAM_MT); }
+
+static void deep_copy(lua_State *L, int idx, int depth)
+{
+    idx = lua_absindex(L, idx);
+    luaL_checkstack(L, 6, "manifest objects");
+    lua_newtable(L);
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pushvalue(L, -2);
+        if (lua_istable(L, -2) && depth < 20) deep_copy(L, -2, depth + 1); else lua_pushvalue(L, -2);
+        lua_rawset(L, -5);
+        lua_pop(L, 1);
+    }
+}
+
+static int s_objects(lua_State *L)
+{
+    check_stream(L);
+    lua_getiuservalue(L, 1, UV_OBJECTS);
+    deep_copy(L, -1, 0);
+    return 1;
+}
+
+static int s_is_json(lua_State *L)
+{
+    lua_pushboolean(L, check_stream(L)->is_json);
+    return 1;
+}
+
+static size_t check_index(lua_State *L, struct mstream *s, int arg)
+{
+    lua_Integer i = luaL_checkinteger(L, arg);
+    luaL_argcheck(L, i >= 1 && (size_t)i <= s->nobjs, arg, "no such object");
+    return (size_t)i;
+}
+
+static void push_located(lua_State *L, size_t byte, const char *msg)
+{
+    struct mparse tmp;
+    memset(&tmp, 0, sizeof tmp);
+    lua_getiuservalue(L, 1, UV_TEXT);
+    tmp.text = lua_tolstring(L, -1, &tmp.len);
+    lua_getiuservalue(L, 1, UV_NAME);
+    tmp.name = lua_tostring(L, -1);
+    mp_locate(L, &tmp, byte, msg);
+    lua_replace(L, -3);
+    lua_pop(L, 1);
+}
+
+static int s_set_annotations(lua_State *L)
+{
+    struct mstream *s = check_stream(L);
+    size_t index = check_index(L, s, 2);
+    luaL_checktype(L, 3, LUA_TTABLE);
+    lua_settop(L, 3);
+    struct strbuf *scratch = strbuf_push(L);                          /* 4 */
+    const struct mobj *o = &s->objs[index - 1];
+    lua_pushnil(L);
+    while (lua_next(L, 3)) {
+        if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
+            return luaL_error(L, "set_annotations: keys and values must be strings");
+        size_t kl, vl;
+        const char *k = lua_tolstring(L, -2, &kl), *v = lua_tolstring(L, -1, &vl);
+        scratch->len = 0;
+        if (kl == 0 || !me_scalar(L, scratch, k, kl, 1) || !me_scalar(L, scratch, v, vl, 1)) {
+            lua_pushnil(L);
+            lua_pushfstring(L, "annotation %s: %s", kl ? k : "\"\"", kl ? "not valid UTF-8" : "empty key");
+            return 2;
+        }
+        for (size_t i = o->site_first; i < o->site_first + o->site_count; i++) {
+            const struct msite *st = &s->st.sites[i];
+            if (st->mode == SITE_ERROR) {
+                lua_pushnil(L);
+                push_located(L, st->errpos, st->errmsg);
+                return 2;
+            }
+            for (size_t e = st->ent_first; e < st->ent_first + st->ent_count; e++) {
+                const struct mentry *en = &s->st.ents[e];
+                if (en->err && en->klen == kl && memcmp(s->st.strs + en->key, k, kl) == 0) {
+                    lua_pushnil(L);
+                    push_located(L, en->vstart, en->err);
+                    return 2;
+                }
+            }
+        }
+        lua_pop(L, 1);
+    }
+    lua_getiuservalue(L, 1, UV_PENDING);                              /* 5 */
+    if (lua_rawgeti(L, 5, (lua_Integer)index) == LUA_TNIL) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_rawseti(L, 5, (lua_Integer)index);
+    }
+    lua_pushnil(L);
+    while (lua_next(L, 3)) {
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_rawset(L, 6);
+    }
+    lua_getiuservalue(L, 1, UV_CACHE);
+    lua_pushnil(L);
+    lua_rawseti(L, -2, (lua_Integer)o->doc + 1);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* ---- edits ---- */
+
+struct edit { size_t pos, del_end, seq, toff, tlen; };
+struct edits { struct edit *e; size_t n, cap; };
+
+static int edits_gc(lua_State *L)
+{
+    struct edits *e = lua_touserdata(L, 1);
+    free(e->e);
+    e->e = NULL;
+    return 0;
+}
+
+static int cmp_edit(const void *a, const void *b)
+{
+    const struct edit *x = a, *y = b;
+    if (x->pos != y->pos) return x->pos < y->pos ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int cmp_kv(const void *a, const void *b)
+{
+    const struct mkv *x = a, *y = b;
+    size_t n = x->kl < y->kl ? x->kl : y->kl;
+    int c = memcmp(x->k, y->k, n);
+    return c ? c : (x->kl > y->kl) - (x->kl < y->kl);
+}
+
+static void add_edit(lua_State *L, struct edits *ed, struct strbuf *tb, size_t pos, size_t del_end, size_t toff)
+{
+    ed->e = me_grow(L, ed->e, &ed->cap, ed->n + 1, sizeof *ed->e);
+    struct edit *e = &ed->e[ed->n];
+    e->pos = pos;
+    e->del_end = del_end;
+    e->seq = ed->n++;
+    e->toff = toff;
+    e->tlen = tb->len - toff;
+}
+
+/* Builds the sorted edit list of every pending annotation.  Pushes the edits
+ * userdata and the text buffer they point into. */
+static struct edits *build_edits(lua_State *L, struct mstream *s, struct strbuf **tbp)
+{
+    struct edits *ed = lua_newuserdatauv(L, sizeof *ed, 0);
+    memset(ed, 0, sizeof *ed);
+    lua_newtable(L);
+    lua_pushcfunction(L, edits_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    int edx = lua_gettop(L);
+    struct strbuf *tb = strbuf_push(L);
+    *tbp = tb;
+    int top = lua_gettop(L);
+    /* merge the pending annotations per site target: target -> {site, kv} */
+    lua_newtable(L);
+    int merged = top + 1;
+    lua_newtable(L);                   /* array of targets, in first-seen order */
+    int order = top + 2;
+    lua_Integer norder = 0;
+    lua_getiuservalue(L, 1, UV_PENDING);
+    int pending = top + 3;
+    for (size_t oi = 0; oi < s->nobjs; oi++) {
+        if (lua_rawgeti(L, pending, (lua_Integer)oi + 1) == LUA_TNIL) { lua_pop(L, 1); continue; }
+        int kv = lua_gettop(L);
+        const struct mobj *o = &s->objs[oi];
+        for (size_t si = o->site_first; si < o->site_first + o->site_count; si++) {
+            const struct msite *st = &s->st.sites[si];
+            if (st->mode == SITE_ERROR) continue;
+            lua_pushinteger(L, (lua_Integer)st->target);
+            if (lua_rawget(L, merged) == LUA_TNIL) {
+                lua_pop(L, 1);
+                lua_createtable(L, 0, 2);
+                lua_pushinteger(L, (lua_Integer)si);
+                lua_setfield(L, -2, "site");
+                lua_newtable(L);
+                lua_setfield(L, -2, "kv");
+                lua_pushinteger(L, (lua_Integer)st->target);
+                lua_pushvalue(L, -2);
+                lua_rawset(L, merged);
+                lua_pushinteger(L, (lua_Integer)st->target);
+                lua_rawseti(L, order, ++norder);
+            }
+            lua_getfield(L, -1, "kv");
+            lua_pushnil(L);
+            while (lua_next(L, kv)) {
+                lua_pushvalue(L, -2);
+                lua_insert(L, -2);
+                lua_rawset(L, -4);
+            }
+            lua_pop(L, 2);
+        }
+        lua_pop(L, 1);
+    }
+    for (lua_Integer oi = 1; oi <= norder; oi++) {
+        lua_rawgeti(L, order, oi);
+        lua_rawget(L, merged);
+        lua_getfield(L, -1, "site");
+        const struct msite *st = &s->st.sites[lua_tointeger(L, -1)];
+        lua_pop(L, 1);
+        lua_getfield(L, -1, "kv");
+        int kv = lua_gettop(L);
+        size_t n = 0;
+        lua_pushnil(L);
+        while (lua_next(L, kv)) { n++; lua_pop(L, 1); }
+        struct mkv *kvs = lua_newuserdatauv(L, (n ? n : 1) * sizeof *kvs, 0);
+        n = 0;
+        lua_pushnil(L);
+        while (lua_next(L, kv)) {
+            kvs[n].k = lua_tolstring(L, -2, &kvs[n].kl);    /* anchored by the kv table */
+            kvs[n].v = lua_tolstring(L, -1, &kvs[n].vl);
+            n++;
+            lua_pop(L, 1);
+        }
+        qsort(kvs, n, sizeof *kvs, cmp_kv);
+        /* existing keys are replaced in place; the others are added together */
+        size_t nnew = 0;
+        for (size_t i = 0; i < n; i++) {
+            const struct mentry *hit = NULL;
+            for (size_t e = st->ent_first; e < st->ent_first + st->ent_count; e++) {
+                const struct mentry *en = &s->st.ents[e];
+                if (en->klen == kvs[i].kl && memcmp(s->st.strs + en->key, kvs[i].k, en->klen) == 0) hit = en;
+            }
+            if (!hit) { kvs[nnew++] = kvs[i]; continue; }
+            if (hit->vlen == kvs[i].vl && memcmp(s->st.strs + hit->val, kvs[i].v, hit->vlen) == 0) continue;
+            size_t toff = tb->len;
+            if (hit->vstart == hit->vend) strbuf_addc(L, tb, ' ');
+            me_scalar(L, tb, kvs[i].v, kvs[i].vl, st->json);
+            add_edit(L, ed, tb, hit->vstart, hit->vend, toff);
+        }
+        if (nnew) {
+            size_t toff = tb->len;
+            me_site_text(L, tb, st, kvs, nnew);
+            add_edit(L, ed, tb, st->pos, st->del_end, toff);
+        }
+        lua_pop(L, 3);
+    }
+    lua_settop(L, edx + 1);
+    qsort(ed->e, ed->n, sizeof *ed->e, cmp_edit);
+    return ed;
+}
+
+/* Pushes text[from, to) with the edits inside that range applied. */
+static void splice(lua_State *L, const char *text, size_t from, size_t to, struct edits *ed, struct strbuf *tb)
+{
+    struct strbuf *out = strbuf_push(L);
+    size_t at = from;
+    for (size_t i = 0; i < ed->n; i++) {
+        const struct edit *e = &ed->e[i];
+        if (e->pos < from || e->pos > to) continue;
+        if (e->pos < at) luaL_error(L, "manifest: overlapping edits (a bug)");
+        strbuf_add(L, out, text + at, e->pos - at);
+        strbuf_add(L, out, tb->data + e->toff, e->tlen);
+        at = e->del_end;
+    }
+    strbuf_add(L, out, text + at, to - at);
+    strbuf_pushresult(L, out);
+    lua_remove(L, -2);
+}
+
+static int s_render(lua_State *L)
+{
+    struct mstream *s = check_stream(L);
+    lua_settop(L, 1);
+    size_t len;
+    lua_getiuservalue(L, 1, UV_TEXT);
+    const char *text = lua_tolstring(L, -1, &len);
+    struct strbuf *tb;
+    struct edits *ed = build_edits(L, s, &tb);
+    if (ed->n == 0) { lua_pushvalue(L, 2); return 1; }
+    splice(L, text, 0, len, ed, tb);
+    return 1;
+}
+
+/* Runs f over the objects of text (re-parsed): pushes each object's JSON */
+static void emit_objects(lua_State *L, const char *name, const char *text, size_t len,
+                         struct strbuf *out, int indent, int depth, int drop, size_t *count, int sep)
+{
+    struct mparse *p = mp_push(L, name, text, len);
+    struct mdoc d;
+    while (mp_next_doc(L, p, &d)) {
+        const struct mtree *t = &p->tree;
+        if (!d.root || mt_is_null(t, d.root)) continue;
+        size_t items;
+        if (list_items(t, d.root, &items)) {
+            for (size_t c = mt_resolve(t, items, NULL)->first; c; c = t->nodes[c].next) {
+                if (sep && (*count)++) strbuf_addc(L, out, ',');
+                if (sep) { strbuf_addc(L, out, '\n'); for (int i = 0; i < indent * depth; i++) strbuf_addc(L, out, ' '); }
+                mj_emit(L, p, out, c, indent, depth, drop);
+                if (!sep) { strbuf_addc(L, out, 0); (*count)++; }
+            }
+        } else {
+            if (sep && (*count)++) strbuf_addc(L, out, ',');
+            if (sep) { strbuf_addc(L, out, '\n'); for (int i = 0; i < indent * depth; i++) strbuf_addc(L, out, ' '); }
+            mj_emit(L, p, out, d.root, indent, depth, drop);
+            if (!sep) { strbuf_addc(L, out, 0); (*count)++; }
+        }
+    }
+    mp_free(p);
+    lua_pop(L, 1);
+}
+
+static int json_protected(lua_State *L)
+{
+    /* 1 stream, 2 index or nil; 3 rendered text (range), 4 name, 5 doc first object */
+    size_t len;
+    const char *text = lua_tolstring(L, 3, &len);
+    const char *name = lua_tostring(L, 4);
+    struct strbuf *out = strbuf_push(L);                       /* 6 */
+    size_t count = 0;
+    if (lua_isnil(L, 2)) {
+        struct strbuf *items = strbuf_push(L);                 /* 7 */
+        emit_objects(L, name, text, len, items, 4, 2, 0, &count, 1);
+        if (count == 1) {
+            struct mparse *p = mp_push(L, name, text, len);
+            struct mdoc d;
+            size_t items_node;
+            while (mp_next_doc(L, p, &d)) {
+                if (!d.root || mt_is_null(&p->tree, d.root)) continue;
+                if (list_items(&p->tree, d.root, &items_node))
+                    d.root = mt_resolve(&p->tree, items_node, NULL)->first;
+                mj_emit(L, p, out, d.root, 4, 0, 0);
+                break;
+            }
+            mp_free(p);
+        } else {
+            strbuf_adds(L, out, "{\n    \"apiVersion\": \"v1\",\n    \"kind\": \"List\",\n    \"items\": [");
+            strbuf_add(L, out, items->data, items->len);
+            strbuf_adds(L, out, count ? "\n    ]\n}" : "]\n}");
+        }
+        strbuf_addc(L, out, '\n');
+        strbuf_pushresult(L, out);
+        return 1;
+    }
+    /* every object of one document, NUL-separated, into the cache table at 5 */
+    emit_objects(L, name, text, len, out, 0, 0, 1, &count, 0);
+    lua_newtable(L);
+    lua_Integer first = lua_tointeger(L, 5);
+    const char *q = out->data, *e = out->data + out->len;
+    for (lua_Integer i = 0; q && q < e; i++) {
+        const char *z = memchr(q, 0, (size_t)(e - q));
+        lua_pushlstring(L, q, (size_t)(z - q));
+        lua_rawseti(L, -2, first + i + 1);
+        q = z + 1;
+    }
+    return 1;
+}
+
+static int s_render_json(lua_State *L)
+{
+    check_stream(L);
+    lua_settop(L, 1);
+    lua_pushcfunction(L, json_protected);
+    lua_pushvalue(L, 1);
+    lua_pushnil(L);
+    lua_getfield(L, 1, "render");
+    lua_pushvalue(L, 1);
+    lua_call(L, 1, 1);
+    lua_getiuservalue(L, 1, UV_NAME);
+    lua_pushinteger(L, 0);
+    if (lua_pcall(L, 5, 1, 0) != LUA_OK) { lua_pushnil(L); lua_insert(L, -2); return 2; }
+    return 1;
+}
+
+static int s_object_json(lua_State *L)
+{
+    struct mstream *s = check_stream(L);
+    size_t index = check_index(L, s, 2);
+    lua_settop(L, 2);
+    size_t doc = s->objs[index - 1].doc;
+    lua_getiuservalue(L, 1, UV_CACHE);                              /* 3 */
+    if (lua_rawgeti(L, 3, (lua_Integer)doc + 1) == LUA_TTABLE) {
+        lua_rawgeti(L, -1, (lua_Integer)index);
+        return 1;
+    }
+    lua_pop(L, 1);
+    size_t len;
+    lua_getiuservalue(L, 1, UV_TEXT);                               /* 4 */
+    const char *text = lua_tolstring(L, 4, &len);
+    struct strbuf *tb;
+    build_edits(L, s, &tb);                                         /* 5, 6 */
+    struct edits *ed = lua_touserdata(L, 5);
+    lua_pushcfunction(L, json_protected);                           /* 7 */
+    lua_pushvalue(L, 1);
+    lua_pushvalue(L, 2);
+    splice(L, text, s->docs[doc].start, s->docs[doc].end, ed, tb);
+    lua_getiuservalue(L, 1, UV_NAME);
+    lua_pushinteger(L, (lua_Integer)s->doc_obj[doc]);
+    if (lua_pcall(L, 5, 1, 0) != LUA_OK) { lua_pushnil(L); lua_insert(L, -2); return 2; }
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, 3, (lua_Integer)doc + 1);
+    lua_rawgeti(L, -1, (lua_Integer)index);
+    return 1;
+}
+
+int luaopen_fluence_manifest(lua_State *L)
+{
+    static const luaL_Reg methods[] = {
+        {"objects", s_objects}, {"set_annotations", s_set_annotations}, {"render", s_render},
+        {"render_json", s_render_json}, {"object_json", s_object_json}, {"is_json", s_is_json},
+        {NULL, NULL}
+    };
+    static const luaL_Reg funcs[] = { {"parse", m_parse}, {NULL, NULL} };
+    luaL_newmetatable(L, STREAM_MT);
+    luaL_newlib(L, methods);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, stream_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+    luaL_newlib(L, funcs);
+    return 1;
+}

@@ -1,0 +1,121 @@
+/* Internals shared by the fluence.manifest files:
+ *
+ *   manifest_tree.c   libyaml events -> a compact per-document node tree with
+ *                     exact byte offsets (libyaml marks count characters)
+ *   manifest_json.c   a tree node -> JSON text (compact or indented)
+ *   manifest_edit.c   where and how to write annotations; scalar quoting;
+ *                     splicing the collected edits into the text in one pass
+ *   manifest.c        the Lua module: parse, objects, set_annotations, render
+ *
+ * Every C allocation hangs off a Lua userdata with __gc, so a Lua error
+ * (located parse error, out of memory) never leaks. */
+#ifndef FLUENCE_MANIFEST_H
+#define FLUENCE_MANIFEST_H
+#include <stddef.h>
+#include <stdint.h>
+#include <yaml.h>
+#include <lua.h>
+
+enum { MN_SCALAR = 1, MN_SEQ, MN_MAP, MN_ALIAS };
+enum { MF_ANCHORED = 1, MF_STR = 2, MF_FLOW = 4 };
+
+/* One node.  Index 0 is "none".  Children form a linked list (first/next);
+ * a mapping's children alternate key, value. */
+struct mnode {
+    uint8_t type, style, flags;     /* style: yaml_scalar_style_t for scalars */
+    uint32_t line, col;             /* start, 0-based (col in characters) */
+    size_t start, end;              /* byte offsets into the text */
+    size_t val, len;                /* scalar: value in the arena; alias: target node */
+    size_t first, next, last, count;
+    double weight;                  /* nodes it stands for, aliases expanded */
+};
+
+struct mtree {
+    struct mnode *nodes;
+    size_t n, cap;
+    char *arena;                    /* scalar values, NUL-terminated */
+    size_t alen, acap;
+    size_t *stack;                  /* open collections while building */
+    size_t depth, scap;
+    struct anchor { size_t name, node; } *anchors;   /* open addressing hash */
+    size_t acount, anchcap;
+    size_t *keyhash;                /* scratch for duplicate-key checks */
+    size_t khcap;
+};
+
+/* A libyaml parser over a string plus the tree of the current document. */
+struct mparse {
+    yaml_parser_t parser;
+    yaml_event_t event;
+    int have_event, parser_ready;
+    const char *name, *text;
+    size_t len;
+    size_t cur_char, cur_byte;      /* cursor mapping character index -> byte */
+    size_t prev_end;                /* byte offset where the next document begins */
+    struct mtree tree;
+};
+
+struct mdoc {
+    size_t start, end;              /* bytes: [previous document's end, this end) */
+    size_t root;                    /* node index or 0 (empty document) */
+};
+
+/* manifest_tree.c */
+struct mparse *mp_push(lua_State *L, const char *name, const char *text, size_t len);
+int mp_next_doc(lua_State *L, struct mparse *p, struct mdoc *doc);   /* 0 at end */
+void mp_free(struct mparse *p);
+int mp_error(lua_State *L, struct mparse *p, size_t byte, const char *msg);   /* raises */
+void mp_locate(lua_State *L, struct mparse *p, size_t byte, const char *msg); /* pushes */
+const struct mnode *mt_resolve(const struct mtree *t, size_t i, size_t *out);
+size_t mt_get(const struct mtree *t, size_t map, const char *key, size_t *keynode);
+const char *mt_str(const struct mtree *t, size_t i);    /* scalar text (resolved) or NULL */
+int mt_is_null(const struct mtree *t, size_t i);
+int mt_plain_is_string(const char *s, size_t len);
+
+/* manifest_json.c: appends node i as JSON; indent 0 = compact.
+ * drop_managed: leave out metadata.managedFields of this (object) node. */
+struct strbuf;
+void mj_emit(lua_State *L, struct mparse *p, struct strbuf *b, size_t i, int indent,
+             int depth, int drop_managed);
+void mj_string(lua_State *L, struct strbuf *b, const char *s, size_t len);
+
+/* manifest_edit.c */
+enum { SITE_INSERT = 1, SITE_REPLACE_NULL, SITE_ERROR };
+
+/* Where the annotations of one mapping (an object or a pod template) go. */
+struct msite {
+    int obj;                        /* object index, 0-based */
+    int mode;                       /* SITE_* */
+    int level;                      /* 0: into annotations, 1: into metadata, 2: into the object */
+    int flow, json, pretty, at_begin, empty;
+    size_t pos, del_end;            /* insert at pos, replacing [pos, del_end) */
+    size_t target;                  /* byte offset identifying the edited mapping (dedupe) */
+    uint32_t indent, step;          /* column of new entries at level; indentation step */
+    int crlf;
+    size_t ent_first, ent_count;    /* existing annotation entries (level 0 inserts) */
+    const char *errmsg;             /* SITE_ERROR */
+    size_t errpos;
+};
+
+struct mentry {
+    size_t key, klen;               /* in the stream's string store */
+    size_t vstart, vend;            /* the value's bytes to replace */
+    size_t val, vlen;               /* existing string value, or vlen = (size_t)-1 */
+    const char *err;                /* cannot be replaced (anchored, not a scalar) */
+};
+
+struct mstore {                     /* growable arrays owned by the stream */
+    struct msite *sites; size_t nsites, capsites;
+    struct mentry *ents; size_t nents, capents;
+    char *strs; size_t slen, scap;
+};
+
+void me_sites_for(lua_State *L, struct mparse *p, struct mstore *s, int obj, size_t map,
+                  int crlf, uint32_t step);
+struct mkv { const char *k, *v; size_t kl, vl; };
+/* Appends the text inserted at st for the new entries kv[0..n) (sorted). */
+void me_site_text(lua_State *L, struct strbuf *b, const struct msite *st, const struct mkv *kv, size_t n);
+int me_scalar(lua_State *L, struct strbuf *b, const char *s, size_t len, int quote);
+void *me_grow(lua_State *L, void *p, size_t *cap, size_t need, size_t size);
+
+#endif

@@ -1,0 +1,438 @@
+/* fluence.manifest, part 1: a YAML stream -> one node tree per document, with
+ * exact byte offsets.
+ *
+ * libyaml's marks count characters (and skip nothing but a BOM, which they
+ * count as one character); edits need bytes.  A cursor walks the UTF-8 text
+ * forward (and, rarely, backward) between successive marks, so converting
+ * every mark of a stream costs time linear in its size.
+ *
+ * Hostile input: duplicate keys are an error; an alias may only name a node
+ * that is complete (no recursive structures); the total size aliases expand
+ * to is bounded (no "billion laughs"); nesting depth is bounded. */
+#include <stdlib.h>
+#include <string.h>
+#include <lauxlib.h>
+#include "location.h"
+#include "manifest.h"
+
+#define MAX_DEPTH 256
+#define MAX_EXPANDED 10000000.0
+
+void *me_grow(lua_State *L, void *p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap) return p;
+    size_t c = *cap ? *cap : 16;
+    while (c < need) {
+        if (c > ((size_t)-1) / 4 / size) luaL_error(L, "not enough memory");
+        c *= 2;
+    }
+    void *q = realloc(p, c * size);
+    if (!q) luaL_error(L, "not enough memory");
+    *cap = c;
+    return q;
+}
+
+void mp_free(struct mparse *p)
+{
+    if (p->have_event) yaml_event_delete(&p->event);
+    if (p->parser_ready) yaml_parser_delete(&p->parser);
+    p->have_event = p->parser_ready = 0;
+    struct mtree *t = &p->tree;
+    free(t->nodes); free(t->arena); free(t->stack); free(t->anchors); free(t->keyhash);
+    memset(t, 0, sizeof *t);
+}
+
+static int mp_gc(lua_State *L)
+{
+    mp_free(lua_touserdata(L, 1));
+    return 0;
+}
+
+struct mparse *mp_push(lua_State *L, const char *name, const char *text, size_t len)
+{
+    struct mparse *p = lua_newuserdatauv(L, sizeof *p, 0);
+    memset(p, 0, sizeof *p);
+    if (luaL_newmetatable(L, "fluence.manifest.parser")) {
+        lua_pushcfunction(L, mp_gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_setmetatable(L, -2);
+    if (!yaml_parser_initialize(&p->parser)) luaL_error(L, "not enough memory");
+    p->parser_ready = 1;
+    /* UTF-8 always: the byte offsets assume it (a UTF-8 BOM is still skipped) */
+    yaml_parser_set_encoding(&p->parser, YAML_UTF8_ENCODING);
+    yaml_parser_set_input_string(&p->parser, (const unsigned char *)text, len);
+    p->name = name;
+    p->text = text;
+    p->len = len;
+    return p;
+}
+
+/* character index -> byte offset */
+static size_t to_byte(struct mparse *p, size_t idx)
+{
+    const unsigned char *s = (const unsigned char *)p->text;
+    while (p->cur_char < idx && p->cur_byte < p->len) {
+        unsigned char c = s[p->cur_byte];
+        size_t w = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 1;
+        p->cur_byte += w;
+        if (p->cur_byte > p->len) p->cur_byte = p->len;
+        p->cur_char++;
+    }
+    while (p->cur_char > idx && p->cur_byte > 0) {
+        p->cur_byte--;
+        while (p->cur_byte > 0 && (s[p->cur_byte] & 0xC0) == 0x80) p->cur_byte--;
+        p->cur_char--;
+    }
+    return p->cur_byte;
+}
+
+void mp_locate(lua_State *L, struct mparse *p, size_t byte, const char *msg)
+{
+    size_t line = 1, ls = 0;
+    if (byte > p->len) byte = p->len;
+    for (const char *q = p->text, *e = p->text + byte; (q = memchr(q, '\n', (size_t)(e - q))) != NULL; q++) {
+        line++;
+        ls = (size_t)(q - p->text) + 1;
+    }
+    const char *name = strcmp(p->name, "-") == 0 ? "<stdin>" : p->name;
+    fluence_push_located(L, name, p->text, p->len, line, byte - ls + 1, msg);
+}
+
+int mp_error(lua_State *L, struct mparse *p, size_t byte, const char *msg)
+{
+    mp_locate(L, p, byte, msg);
+    return lua_error(L);
+}
+
+static void next_event(lua_State *L, struct mparse *p)
+{
+    if (p->have_event) { yaml_event_delete(&p->event); p->have_event = 0; }
+    if (!yaml_parser_parse(&p->parser, &p->event)) {
+        yaml_parser_t *y = &p->parser;
+        if (y->error == YAML_MEMORY_ERROR) luaL_error(L, "not enough memory");
+        lua_pushfstring(L, "%s%s%s", y->problem ? y->problem : "invalid YAML",
+                        y->context ? " " : "", y->context ? y->context : "");
+        size_t at = y->error == YAML_READER_ERROR ? y->problem_offset : to_byte(p, y->problem_mark.index);
+        mp_error(L, p, at, lua_tostring(L, -1));
+    }
+    p->have_event = 1;
+}
+
+static size_t arena_add(lua_State *L, struct mtree *t, const char *s, size_t n)
+{
+    t->arena = me_grow(L, t->arena, &t->acap, t->alen + n + 1, 1);
+    size_t at = t->alen;
+    if (n) memcpy(t->arena + at, s, n);
+    t->arena[at + n] = 0;
+    t->alen += n + 1;
+    return at;
+}
+
+static size_t hash_str(const char *s, size_t n)
+{
+    size_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h;
+}
+
+static void anchor_set(lua_State *L, struct mtree *t, const char *name, size_t node)
+{
+    if ((t->acount + 1) * 2 > t->anchcap) {           /* grow and rehash */
+        size_t cap = t->anchcap ? t->anchcap * 2 : 16;
+        struct anchor *a = calloc(cap, sizeof *a);
+        if (!a) luaL_error(L, "not enough memory");
+        for (size_t i = 0; i < t->anchcap; i++) {
+            if (!t->anchors[i].node) continue;
+            const char *nm = t->arena + t->anchors[i].name;
+            size_t h = hash_str(nm, strlen(nm)) & (cap - 1);
+            while (a[h].node) h = (h + 1) & (cap - 1);
+            a[h] = t->anchors[i];
+        }
+        free(t->anchors);
+        t->anchors = a;
+        t->anchcap = cap;
+    }
+    size_t n = strlen(name), h = hash_str(name, n) & (t->anchcap - 1);
+    while (t->anchors[h].node) {
+        if (strcmp(t->arena + t->anchors[h].name, name) == 0) { t->anchors[h].node = node; return; }
+        h = (h + 1) & (t->anchcap - 1);
+    }
+    t->anchors[h].name = arena_add(L, t, name, n);
+    t->anchors[h].node = node;
+    t->acount++;
+}
+
+static size_t anchor_get(const struct mtree *t, const char *name)
+{
+    if (!t->anchcap) return 0;
+    size_t h = hash_str(name, strlen(name)) & (t->anchcap - 1);
+    while (t->anchors[h].node) {
+        if (strcmp(t->arena + t->anchors[h].name, name) == 0) return t->anchors[h].node;
+        h = (h + 1) & (t->anchcap - 1);
+    }
+    return 0;
+}
+
+const struct mnode *mt_resolve(const struct mtree *t, size_t i, size_t *out)
+{
+    if (i && t->nodes[i].type == MN_ALIAS) i = t->nodes[i].val;
+    if (out) *out = i;
+    return i ? &t->nodes[i] : NULL;
+}
+
+const char *mt_str(const struct mtree *t, size_t i)
+{
+    const struct mnode *n = mt_resolve(t, i, NULL);
+    return n && n->type == MN_SCALAR ? t->arena + n->val : NULL;
+}
+
+int mt_is_null(const struct mtree *t, size_t i)
+{
+    const struct mnode *n = mt_resolve(t, i, NULL);
+    if (!n || n->type != MN_SCALAR || (n->flags & MF_STR)) return 0;
+    const char *s = t->arena + n->val;
+    return n->len == 0 || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 ||
+           strcmp(s, "Null") == 0 || strcmp(s, "NULL") == 0;
+}
+
+static int is_merge_key(const struct mtree *t, size_t k)
+{
+    const struct mnode *n = &t->nodes[k];
+    return n->type == MN_SCALAR && !(n->flags & MF_STR) && n->len == 2 &&
+           memcmp(t->arena + n->val, "<<", 2) == 0;
+}
+
+static size_t get_depth(const struct mtree *t, size_t map, const char *key, size_t klen,
+                        size_t *keynode, int depth)
+{
+    const struct mnode *m = mt_resolve(t, map, &map);
+    if (!m || m->type != MN_MAP || depth > 8) return 0;
+    for (size_t k = m->first; k; k = t->nodes[t->nodes[k].next].next) {
+        const struct mnode *kn = mt_resolve(t, k, NULL);
+        if (kn->type == MN_SCALAR && kn->len == klen && memcmp(t->arena + kn->val, key, klen) == 0 &&
+            !is_merge_key(t, k)) {
+            if (keynode) *keynode = k;
+            return t->nodes[k].next;
+        }
+    }
+    for (size_t k = m->first; k; k = t->nodes[t->nodes[k].next].next) {   /* merge keys */
+        if (!is_merge_key(t, k)) continue;
+        size_t v;
+        const struct mnode *vn = mt_resolve(t, t->nodes[k].next, &v);
+        if (vn->type == MN_MAP) {
+            size_t r = get_depth(t, v, key, klen, keynode, depth + 1);
+            if (r) return r;
+        } else if (vn->type == MN_SEQ) {
+            for (size_t c = vn->first; c; c = t->nodes[c].next) {
+                size_t r = get_depth(t, c, key, klen, keynode, depth + 1);
+                if (r) return r;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The value node (unresolved) of key in mapping map, or 0. */
+size_t mt_get(const struct mtree *t, size_t map, const char *key, size_t *keynode)
+{
+    if (keynode) *keynode = 0;
+    return get_depth(t, map, key, strlen(key), keynode, 0);
+}
+
+/* Does a plain scalar resolve to a string in the YAML 1.2 core schema (and
+ * is not a YAML 1.1 boolean either, to be safe with other readers)? */
+int mt_plain_is_string(const char *s, size_t len)
+{
+    static const char *const words[] = {
+        "null", "Null", "NULL", "~", "true", "True", "TRUE", "false", "False", "FALSE",
+        ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF",
+        ".nan", ".NaN", ".NAN", NULL
+    };
+    if (len == 0) return 0;
+    for (int i = 0; words[i]; i++) if (strlen(words[i]) == len && memcmp(s, words[i], len) == 0) return 0;
+    /* numbers: [-+]?(0x|0o)?[0-9a-fA-F.eE+-]* starting with a digit or .digit */
+    size_t i = (s[0] == '-' || s[0] == '+') ? 1 : 0;
+    if (i < len && (s[i] >= '0' && s[i] <= '9')) {
+        if (i + 1 < len && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'o')) return 0;
+        size_t j = i, digits = 0;
+        while (j < len && s[j] >= '0' && s[j] <= '9') { j++; digits++; }
+        if (j < len && s[j] == '.') { j++; while (j < len && s[j] >= '0' && s[j] <= '9') j++; }
+        if (j < len && (s[j] == 'e' || s[j] == 'E')) {
+            size_t k = j + 1;
+            if (k < len && (s[k] == '-' || s[k] == '+')) k++;
+            size_t e = 0;
+            while (k < len && s[k] >= '0' && s[k] <= '9') { k++; e++; }
+            if (e) j = k;
+        }
+        if (j == len && digits) return 0;
+    } else if (i < len && s[i] == '.' && i + 1 < len && s[i + 1] >= '0' && s[i + 1] <= '9') {
+        size_t j = i + 1;
+        while (j < len && s[j] >= '0' && s[j] <= '9') j++;
+        if (j < len && (s[j] == 'e' || s[j] == 'E')) {
+            size_t k = j + 1;
+            if (k < len && (s[k] == '-' || s[k] == '+')) k++;
+            while (k < len && s[k] >= '0' && s[k] <= '9') k++;
+            j = k;
+        }
+        if (j == len) return 0;
+    }
+    return 1;
+}
+
+static size_t new_node(lua_State *L, struct mparse *p, int type, yaml_mark_t sm, yaml_mark_t em)
+{
+    struct mtree *t = &p->tree;
+    t->nodes = me_grow(L, t->nodes, &t->cap, t->n + 1, sizeof *t->nodes);
+    size_t i = t->n++;
+    struct mnode *n = &t->nodes[i];
+    memset(n, 0, sizeof *n);
+    n->type = (uint8_t)type;
+    n->line = (uint32_t)sm.line;
+    n->col = (uint32_t)sm.column;
+    n->start = to_byte(p, sm.index);
+    n->end = to_byte(p, em.index);
+    n->weight = 1;
+    if (t->depth) {                                  /* link under the open collection */
+        struct mnode *parent = &t->nodes[t->stack[t->depth - 1]];
+        if (parent->last) t->nodes[parent->last].next = i; else parent->first = i;
+        parent->last = i;
+        parent->count++;
+    }
+    return i;
+}
+
+static void check_keys(lua_State *L, struct mparse *p, size_t map)
+{
+    struct mtree *t = &p->tree;
+    struct mnode *m = &t->nodes[map];
+    size_t nkeys = m->count / 2;
+    for (size_t k = m->first; k; k = t->nodes[t->nodes[k].next].next) {
+        const struct mnode *kn = mt_resolve(t, k, NULL);
+        if (kn->type != MN_SCALAR) mp_error(L, p, t->nodes[k].start, "only scalar mapping keys are supported");
+    }
+    if (nkeys < 2) return;
+    size_t cap = 16;
+    while (cap < nkeys * 2) cap *= 2;
+    t->keyhash = me_grow(L, t->keyhash, &t->khcap, cap, sizeof *t->keyhash);
+    memset(t->keyhash, 0, cap * sizeof *t->keyhash);
+    for (size_t k = m->first; k; k = t->nodes[t->nodes[k].next].next) {
+        if (is_merge_key(t, k)) continue;
+        const struct mnode *kn = mt_resolve(t, k, NULL);
+        const char *s = t->arena + kn->val;
+        size_t h = hash_str(s, kn->len) & (cap - 1);
+        while (t->keyhash[h]) {
+            const struct mnode *o = mt_resolve(t, t->keyhash[h], NULL);
+            if (o->len == kn->len && memcmp(t->arena + o->val, s, kn->len) == 0) {
+                lua_pushfstring(L, "duplicate key \"%s\"", s);
+                mp_error(L, p, t->nodes[k].start, lua_tostring(L, -1));
+            }
+            h = (h + 1) & (cap - 1);
+        }
+        t->keyhash[h] = k;
+    }
+}
+
+static void add_weight(lua_State *L, struct mparse *p, size_t i, double *total)
+{
+    struct mtree *t = &p->tree;
+    *total += t->nodes[i].weight;
+    if (*total > MAX_EXPANDED)
+        mp_error(L, p, t->nodes[i].start, "aliases expand to too large a document (a \"billion laughs\" attack?)");
+    if (t->depth) t->nodes[t->stack[t->depth - 1]].weight += t->nodes[i].weight;
+}
+
+/* Reads the next document into p->tree.  Returns 0 at the end of the stream. */
+int mp_next_doc(lua_State *L, struct mparse *p, struct mdoc *doc)
+{
+    struct mtree *t = &p->tree;
+    for (;;) {
+        next_event(L, p);
+        if (p->event.type == YAML_STREAM_END_EVENT) return 0;
+        if (p->event.type == YAML_DOCUMENT_START_EVENT) break;
+    }
+    t->n = 1;                                   /* node 0 is "none" */
+    t->nodes = me_grow(L, t->nodes, &t->cap, 1, sizeof *t->nodes);
+    memset(&t->nodes[0], 0, sizeof t->nodes[0]);
+    t->alen = 0;
+    t->depth = 0;
+    t->acount = 0;
+    if (t->anchcap) memset(t->anchors, 0, t->anchcap * sizeof *t->anchors);
+    doc->start = p->prev_end;
+    doc->root = 0;
+    double total = 0;
+    for (;;) {
+        next_event(L, p);
+        yaml_event_t *ev = &p->event;
+        const char *anchor = NULL;
+        size_t i = 0;
+        switch (ev->type) {
+        case YAML_DOCUMENT_END_EVENT:
+            doc->end = p->prev_end = to_byte(p, ev->end_mark.index);
+            if (!doc->root && t->n > 1) doc->root = 1;
+            return 1;
+        case YAML_ALIAS_EVENT: {
+            size_t target = anchor_get(t, (const char *)ev->data.alias.anchor);
+            if (!target) mp_error(L, p, to_byte(p, ev->start_mark.index), "unknown alias (or an alias inside its own anchor)");
+            i = new_node(L, p, MN_ALIAS, ev->start_mark, ev->end_mark);
+            t->nodes[i].val = target;
+            t->nodes[i].weight = t->nodes[target].weight;
+            add_weight(L, p, i, &total);
+            break;
+        }
+        case YAML_SCALAR_EVENT: {
+            i = new_node(L, p, MN_SCALAR, ev->start_mark, ev->end_mark);
+            size_t at = arena_add(L, t, (const char *)ev->data.scalar.value, ev->data.scalar.length);
+            struct mnode *n = &t->nodes[i];
+            n->val = at;
+            n->len = ev->data.scalar.length;
+            n->style = (uint8_t)ev->data.scalar.style;
+            const char *tag = (const char *)ev->data.scalar.tag;
+            if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || (tag && strcmp(tag, YAML_STR_TAG) == 0))
+                n->flags |= MF_STR;
+            anchor = (const char *)ev->data.scalar.anchor;
+            add_weight(L, p, i, &total);
+            break;
+        }
+        case YAML_SEQUENCE_START_EVENT:
+        case YAML_MAPPING_START_EVENT: {
+            int map = ev->type == YAML_MAPPING_START_EVENT;
+            if (t->depth >= MAX_DEPTH) mp_error(L, p, to_byte(p, ev->start_mark.index), "nesting too deep");
+            i = new_node(L, p, map ? MN_MAP : MN_SEQ, ev->start_mark, ev->end_mark);
+            int flow = map ? ev->data.mapping_start.style == YAML_FLOW_MAPPING_STYLE
+                           : ev->data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE;
+            if (flow) t->nodes[i].flags |= MF_FLOW;
+            const yaml_char_t *a = map ? ev->data.mapping_start.anchor : ev->data.sequence_start.anchor;
+            if (a) {   /* remembered in the arena until the collection ends */
+                t->nodes[i].flags |= MF_ANCHORED;
+                t->nodes[i].val = arena_add(L, t, (const char *)a, strlen((const char *)a));
+            }
+            t->stack = me_grow(L, t->stack, &t->scap, t->depth + 1, sizeof *t->stack);
+            t->stack[t->depth++] = i;
+            if (!doc->root) doc->root = i;
+            continue;
+        }
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT: {
+            i = t->stack[--t->depth];
+            struct mnode *n = &t->nodes[i];
+            n->end = to_byte(p, ev->end_mark.index);
+            if (n->type == MN_MAP) check_keys(L, p, i);
+            if (t->depth) {
+                t->nodes[t->stack[t->depth - 1]].weight += t->nodes[i].weight;
+            }
+            if (t->nodes[i].flags & MF_ANCHORED) anchor_set(L, t, t->arena + t->nodes[i].val, i);
+            if (t->nodes[i].weight > MAX_EXPANDED)
+                mp_error(L, p, t->nodes[i].start, "aliases expand to too large a document (a \"billion laughs\" attack?)");
+            continue;
+        }
+        default:
+            continue;
+        }
+        if (!doc->root) doc->root = i;
+        if (anchor) {
+            t->nodes[i].flags |= MF_ANCHORED;
+            anchor_set(L, t, anchor, i);
+        }
+    }
+}
