@@ -167,6 +167,28 @@ describe("plugins", function()
       end)
     end
 
+    it("runs no plugin code outside the budget: finalizers, error objects, metamethods", function()
+      local d = dir_with{ ["gc.lua"] = "setmetatable({}, { __gc = function() while true do end end })\n" }
+      assert.matches("gc.lua:1: __gc metamethods are not allowed in plugins", load_error({ d }))
+      d = dir_with{ ["obj.lua"] = "error(setmetatable({}, { __tostring = function() while true do end end }))\n" }
+      assert.are.equal(d .. "/obj.lua: error object (table)", load_error({ d }))
+      d = dir_with{ ["meta.lua"] = policy_src("meta", [[
+        local spin = { __index = function() while true do end end, __len = function() while true do end end }
+        return function(b) return setmetatable({}, spin), setmetatable({}, spin) end, setmetatable({}, {
+          __pairs = function() while true do end end })]]) }
+      local reg = load({ d })
+      local pl = assert(pipeline.compile("meta", { policies = reg }))
+      assert.are.same({}, (pl:attributes()))
+      local r = pl:run({ { name = "a", attrs = {} } }, {})
+      assert.are.equal('policy "meta" eliminated all candidates', r.error)
+      assert.are.same({ a = "dropped by meta" }, r.dropped)
+      local ok, msg = sandbox.call(function() error(setmetatable({}, { __tostring = function() return "x" end })) end)
+      assert.are.same({ false, "error object (table)" }, { ok, msg })
+      local e = errors.new("INPUT", "structured")
+      ok, msg = sandbox.call(function() error(e) end)
+      assert.are.equal(e, msg)
+    end)
+
     it("leaves the host's string library alone", function()
       local d = dir_with{ ["s.lua"] = "string.upper = nil; string.format = nil\n" .. policy_src("s") }
       load({ d })

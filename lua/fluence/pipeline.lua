@@ -63,10 +63,17 @@ pipeline.suggest = suggest
 -- A compile error at a position: raised inside compile, caught there.
 local CErr = {}
 local function cerror(msg, pos) error(setmetatable({ msg = msg, pos = pos }, CErr), 0) end
+-- one of our markers, not a plugin's imitation of one
+local function is_marker(e, mt)
+  return getmetatable(e) == mt and type(rawget(e, "msg")) == "string"
+end
 -- A selection failure raised by a stage closure.
 local Fail = {}
+sandbox.trust_error_mt(CErr)
+sandbox.trust_error_mt(Fail)
 
 local function located(name, text, pos, msg)
+  pos = math.max(1, math.min(pos, #text + 1))
   local line, col = grammar.linecol(text, pos)
   return errors.new("INPUT", sys.locate(name, text, line, col, msg))
 end
@@ -207,7 +214,10 @@ function pipeline.compile(text, opts)
     local ok, fn, reads = sandbox.call(plugin.compile, self.budget, stage, ctx)
     if not ok then
       local e = fn
-      if getmetatable(e) == CErr then return nil, located(name, text, e.pos, e.msg) end
+      if is_marker(e, CErr) then
+        local pos = math.tointeger(rawget(e, "pos")) or st.pos
+        return nil, located(name, text, pos, e.msg)
+      end
       return nil, located(name, text, st.pos,
         ("policy %q (%s): %s"):format(st.text, entry.origin, tostring(e)))
     end
@@ -218,7 +228,7 @@ function pipeline.compile(text, opts)
     local set
     if type(reads) == "table" then
       set = {}
-      for k, v in pairs(reads) do
+      for k, v in next, reads do           -- raw: no plugin metamethods outside the budget
         if type(k) == "number" then set[v] = true else set[k] = true end
       end
     end
@@ -286,7 +296,7 @@ function Pipeline:run(backends, request)
       return result
     end
     if not ok then
-      if getmetatable(out) == Fail then
+      if is_marker(out, Fail) then
         return failed(("policy %q: %s"):format(st.text, out.msg))
       end
       return failed(("policy %q (%s): %s"):format(st.text, st.origin, tostring(out)), true)
@@ -296,8 +306,9 @@ function Pipeline:run(backends, request)
         :format(st.text, st.origin, type(out)), true)
     end
     local next_pool, seen = {}, {}
-    for i = 1, #out do
-      local b = byview[out[i]]
+    -- raw access: a plugin's metamethods must not run outside its budget
+    for i = 1, rawlen(out) do
+      local b = byview[rawget(out, i)]
       if not b or seen[b] then
         return failed(("policy %q (%s): returned %s")
           :format(st.text, st.origin, b and "a backend twice" or "a backend that was not in its input"), true)
@@ -316,7 +327,7 @@ function Pipeline:run(backends, request)
     end
     for _, b in ipairs(pool) do
       if not seen[b] then
-        local why = type(reasons) == "table" and reasons[b.name]
+        local why = type(reasons) == "table" and rawget(reasons, b.name)
         why = type(why) == "string" and why or ("dropped by %s"):format(st.text)
         rec.dropped[b.name] = why
         drop(b.name, why)

@@ -59,6 +59,11 @@ local function load_plugin(kind, path, src, extra, budget)
   if type(plugin) ~= "table" then
     fail("%s: a %s plugin must return a table, got %s", path, kind, type(plugin))
   end
+  -- A raw copy: the host then never runs the plugin's metamethods (__index,
+  -- __pairs ...) outside the instruction budget.
+  local exports = {}
+  for k, v in next, plugin do exports[k] = v end
+  plugin = exports
   for _, k in ipairs(EXPORT_ORDER) do
     local want = spec.exports[k]
     if want and type(plugin[k]) ~= want then

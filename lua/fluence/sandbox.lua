@@ -30,6 +30,7 @@ local pack, unpack = table.pack, table.unpack
 local dsethook, dgethook, dgetinfo = debug.sethook, debug.gethook, debug.getinfo
 local raw_pcall, raw_xpcall, raw_error = pcall, xpcall, error
 local raw_getmetatable, raw_setmetatable, raw_rawset = getmetatable, setmetatable, rawset
+local dgetmetatable = debug.getmetatable
 
 -- Read-only views.  `views` maps a view to its table; `cache` gives one view
 -- per table so identity (==) survives wrapping.  Both weak.
@@ -67,6 +68,16 @@ end
 
 function sandbox.is_readonly(v)
   return views[v] ~= nil
+end
+
+-- Metatables of error objects the host makes (errors.lua, the pipeline's
+-- markers): call() passes those through; any other non-string error a plugin
+-- raises becomes a plain message.
+local trusted = setmetatable({}, { __mode = "k" })
+function sandbox.trust_error_mt(mt) trusted[mt] = true end
+do
+  local ok, errors = pcall(require, "fluence.errors")
+  if ok then trusted[getmetatable(errors.new("INTERNAL", ""))] = true end
 end
 
 -- The budget currently being charged (nil outside call()).
@@ -164,6 +175,10 @@ function sandbox.env(extra)
   end
   function env.setmetatable(t, mt)
     if views[t] then raw_error("cannot change a protected metatable", 2) end
+    -- a finalizer would run plugin code at any time, outside any budget
+    if type(mt) == "table" and rawget(mt, "__gc") ~= nil then
+      raw_error("__gc metamethods are not allowed in plugins", 2)
+    end
     return raw_setmetatable(t, mt)
   end
   env._G = env
@@ -197,6 +212,11 @@ function sandbox.call(fn, budget, ...)
   if type(oh) == "function" then dsethook(th, oh, om, oc) else dsethook(th) end
   current = outer
   if state.exceeded then return false, state.exceeded end
+  if not r[1] and type(r[2]) ~= "string" and not trusted[dgetmetatable(r[2]) or false] then
+    -- a plugin's error object could run its code (__tostring ...) later,
+    -- outside the budget: keep only what it is
+    return false, ("error object (%s)"):format(type(r[2]))
+  end
   return unpack(r, 1, r.n)
 end
 
