@@ -93,8 +93,11 @@ check-asan:
 	@$(MAKE) --no-print-directory BUILD_SUFFIX=-asan OPT=-O1 \
 	  SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined' \
 	  bin/fluence-asan build-asan/lib/fluence.so
-	@FLUENCE_BIN=$(CURDIR)/bin/fluence-asan FLUENCE_CPATH=$(CURDIR)/build-asan/lib \
-	  ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tools/lsan.supp \
+	@# busted's lua5.4 is not instrumented: preload the runtimes for the C
+	@# modules it loads, and check leaks only in fluence processes (whose
+	@# main() closes the Lua state), see spec/support/cli.lua.
+	@FLUENCE_BIN=$(CURDIR)/bin/fluence-asan FLUENCE_CPATH=$(CURDIR)/build-asan/lib FLUENCE_SANITIZE=1 \
+	  ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
 	  sh spec/run
 check-valgrind: all

@@ -79,8 +79,9 @@ local function attributes(b, shots)
   local a = {}
   for k, v in pairs(b.attributes or {}) do a[k] = v end
   for k, v in pairs(b.strings or {}) do a[k] = v end
-  for _, f in ipairs(STRING_FIELDS) do a[f] = b[f] end
-  for _, f in ipairs(NUMBER_FIELDS) do a[f] = b[f] end
+  -- top-level fields override the sections, but only when given
+  for _, f in ipairs(STRING_FIELDS) do if b[f] ~= nil then a[f] = b[f] end end
+  for _, f in ipairs(NUMBER_FIELDS) do if b[f] ~= nil then a[f] = b[f] end end
   local task, shot, minute = b.cost_per_task, b.cost_per_shot, b.cost_per_minute
   if task or shot then
     a.cost_per_task, a.cost_per_shot = task or 0, shot or 0

@@ -42,7 +42,8 @@ describe("the file provider", function()
   {"name": "q", "cost_per_task": 0.3, "cost_per_shot": 0.01, "attributes": {"cost_usd": 99}},
   {"name": "s", "cost_per_minute": 0.1, "attributes": {"cost_usd": 7}},
   {"name": "t", "cost_per_minute": 0.1},
-  {"name": "u", "qubits": 5, "attributes": {"qubits": 9}, "strings": {"status": "ONLINE"}}
+  {"name": "u", "qubits": 5, "attributes": {"qubits": 9}, "strings": {"status": "ONLINE"}},
+  {"name": "v", "attributes": {"qubits": 9}, "strings": {"region": "eu"}}
 ]}]])
     local by = candidates({ f }, 100)
     assert.is_true(math.abs(by.q.cost_usd - 1.3) < 1e-12)
@@ -50,6 +51,9 @@ describe("the file provider", function()
     assert.is_true(math.abs(by.t.cost_usd - 0.005) < 1e-12)
     assert.are.equal(5, by.u.qubits)
     assert.are.equal("ONLINE", by.u.status)
+    -- absent top-level fields leave the sections' values alone
+    assert.are.equal(9, by.v.qubits)
+    assert.are.equal("eu", by.v.region)
   end)
 
   it("lets later files override earlier ones", function()

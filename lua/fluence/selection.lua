@@ -75,28 +75,36 @@ local function registries(args)
   }
 end
 
-local function find_provider(reg, name, where)
+-- A provider by name, or by the family it declares (select-backend: braket
+-- finds braket-live).  nil when there is none.
+local function find_provider(reg, name)
   local p = reg.providers.get(name)
   if p then return p end
   for _, e in ipairs(reg.providers.list) do
     if e.plugin.family == name then return e end
   end
-  errors.raise("INPUT", "%sunknown provider %q (see 'fluence providers')", where and (where .. ": ") or "", name)
 end
 
 -- Which providers run for one request, in override order (later wins):
 -- the cluster's offerings, the user's files, providers asked for by name
 -- (--provider, the select-backend annotation), then live providers whose
 -- attributes the pipeline reads.
-local function plan_providers(reg, args, req, needs)
+local function plan_providers(reg, args, req, needs, notes)
   local opts, list, seen = args.opts, {}, {}
   local function add(e)
     if e and not seen[e.name] then seen[e.name] = true; list[#list + 1] = e end
   end
   if not opts.offline then add(reg.providers.get("configmap")) end
   if opts.attributes and #opts.attributes > 0 then add(reg.providers.get("file")) end
-  for _, n in ipairs(opts.provider or {}) do add(find_provider(reg, n)) end
-  if req.backend_family then add(find_provider(reg, req.backend_family, req.where)) end
+  for _, n in ipairs(opts.provider or {}) do
+    add(find_provider(reg, n) or errors.raise("USAGE", "unknown provider %q (see 'fluence providers')", n))
+  end
+  -- the Go client ignored select-backend; a family we lack is only a note
+  if req.backend_family then
+    local e = find_provider(reg, req.backend_family)
+    if e then add(e)
+    else notes[#notes + 1] = ("select-backend %q: no provider of that family; ignored"):format(req.backend_family) end
+  end
   for _, e in ipairs(reg.providers.list) do
     local provides = e.plugin.live and e.plugin.provides
     if provides then
@@ -129,7 +137,7 @@ end
 -- Runs the providers for one request and merges their results.
 local function gather(reg, args, req, needs)
   local results, notes, merged = {}, {}, {}
-  for _, e in ipairs(plan_providers(reg, args, req, needs)) do
+  for _, e in ipairs(plan_providers(reg, args, req, needs, notes)) do
     local t0 = sys.monotonic()
     local sandbox = require "fluence.sandbox"
     local ctx = sandbox.readonly{ request = req, options = args.opts, api = reg.api, backends = merged }

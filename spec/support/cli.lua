@@ -49,11 +49,16 @@ function M.run(args)
   local base = os.tmpname()
   local parts = {}
   if args.cwd then parts[#parts + 1] = "cd " .. quote(args.cwd) .. " &&" end
-  parts[#parts + 1] = "env"
+  -- children never inherit the sanitizer preload (see `make check-asan`);
+  -- fluence itself is linked with the sanitizers there and checks leaks.
+  -- env wants every -u before the first assignment.
+  local unset, assign = { "-u LD_PRELOAD" }, {}
+  if os.getenv("FLUENCE_SANITIZE") then assign[#assign + 1] = "ASAN_OPTIONS=detect_leaks=1" end
   for k, v in pairs(args.env or {}) do
-    if v == false then parts[#parts + 1] = "-u " .. k
-    else parts[#parts + 1] = k .. "=" .. quote(v) end
+    if v == false then unset[#unset + 1] = "-u " .. k
+    else assign[#assign + 1] = k .. "=" .. quote(v) end
   end
+  parts[#parts + 1] = "env " .. table.concat(unset, " ") .. " " .. table.concat(assign, " ")
   if args.valgrind or (os.getenv("FLUENCE_VALGRIND") and args.valgrind ~= false) then
     parts[#parts + 1] = VALGRIND
   end

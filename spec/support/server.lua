@@ -13,7 +13,7 @@ local function quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 function M.start(script, args)
   local base = os.tmpname()
   local portfile, pidfile, logfile = base .. ".port", base .. ".pid", base .. ".log"
-  local parts = { "python3", quote(script), "--port-file", quote(portfile) }
+  local parts = { "env -u LD_PRELOAD python3", quote(script), "--port-file", quote(portfile) }
   for _, a in ipairs(args or {}) do parts[#parts + 1] = quote(a) end
   local cmd = table.concat(parts, " ") .. " >" .. quote(logfile) .. " 2>&1 & echo $! >" .. quote(pidfile)
   assert(os.execute(cmd))
