@@ -706,7 +706,21 @@ static int config_info(lua_State *L)
 {
     struct config *c = check_config(L);
     lua_createtable(L, 0, 10);
-    info_str(L, "server", c->server);
+    /* the server URL without userinfo or query: they could carry secrets */
+    CURLU *u = curl_url();
+    char *safe = NULL;
+    if (u && curl_url_set(u, CURLUPART_URL, c->server, 0) == CURLUE_OK) {
+        curl_url_set(u, CURLUPART_QUERY, NULL, 0);
+        curl_url_set(u, CURLUPART_USER, NULL, 0);
+        curl_url_set(u, CURLUPART_PASSWORD, NULL, 0);
+        curl_url_get(u, CURLUPART_URL, &safe, 0);
+    }
+    curl_url_cleanup(u);
+    size_t sn = safe ? strlen(safe) : 0, on = strlen(c->server);
+    if (sn && safe[sn - 1] == '/' && on && c->server[on - 1] != '/') safe[sn - 1] = 0;
+    lua_pushstring(L, safe ? safe : "(invalid server URL)");
+    curl_free(safe);
+    lua_setfield(L, -2, "server");
     info_str(L, "namespace", c->namespace);
     info_str(L, "context", c->context);
     info_str(L, "cluster", c->cluster);
@@ -725,7 +739,7 @@ static int config_info(lua_State *L)
 static int config_tostring(lua_State *L)
 {
     struct config *c = check_config(L);
-    lua_pushfstring(L, "kube config (%s, context %s)", c->server ? c->server : "?", c->context ? c->context : "?");
+    lua_pushfstring(L, "kube config (cluster %s, context %s)", c->cluster ? c->cluster : "?", c->context ? c->context : "?");
     return 1;
 }
 
@@ -832,7 +846,7 @@ static int config_request(lua_State *L)
     if (!u || curl_url_set(u, CURLUPART_URL, c->server, 0) != CURLUE_OK) {
         curl_url_cleanup(u);
         lua_pushnil(L);
-        lua_pushfstring(L, "invalid server URL %s", c->server);
+        lua_pushfstring(L, "invalid server URL for cluster \"%s\"", c->cluster ? c->cluster : "?");
         return 2;
     }
     curl_url_get(u, CURLUPART_HOST, &host, 0);
@@ -941,13 +955,12 @@ static int config_request(lua_State *L)
         /* the URL without its query; never headers */
         const char *q = strchr(url, '?');
         lua_pushnil(L);
+        lua_pushlstring(L, url, q ? (size_t)(q - url) : strlen(url));
         if (r->too_big)
-            lua_pushfstring(L, "%s %s%s: answer larger than %d bytes", method, c->server, path, (int)r->max_body);
-        else {
-            lua_pushlstring(L, url, q ? (size_t)(q - url) : strlen(url));
+            lua_pushfstring(L, "%s %s: answer larger than %d bytes", method, lua_tostring(L, -1), (int)r->max_body);
+        else
             lua_pushfstring(L, "%s %s: %s", method, lua_tostring(L, -1), r->errbuf[0] ? r->errbuf : curl_easy_strerror(rc));
-            lua_remove(L, -2);
-        }
+        lua_remove(L, -2);
         kreq_free(r);
         return 2;
     }

@@ -265,6 +265,12 @@ class Handler(BaseHTTPRequestHandler):
                           % (target, user, verb, resource, group, where),
                           {"name": name or "", "group": group, "kind": resource})
         ctx = dict(group=group, version=version, resource=resource, kind=kind, ns=ns, gr=gr)
+        if ns is not None and method in ("POST", "PUT", "PATCH"):
+            with LOCK:
+                known = ("", "namespaces", None, ns) in STORE
+            if not known:
+                return status(404, "NotFound", 'namespaces "%s" not found' % ns,
+                              {"name": ns, "kind": "namespaces"})
         if name is None:
             if method == "GET":
                 return self.list(ctx)

@@ -1,0 +1,119 @@
+-- `fluence apply` and `fluence create`: select for every object first (all or
+-- nothing: a failed selection applies nothing), then server-side apply (or
+-- create) each object and report each result.
+--
+--   --dry-run, --dry-run=client   print the annotated manifest; apply nothing
+--   --dry-run=server              apply with dryRun=All
+--   -o name | yaml | json         like kubectl: names, or the server's objects
+--   --confirm                     show the selections, ask y/n on the terminal
+--   --field-manager NAME          default kubectl-fluence
+--   --force-conflicts             force=true
+--
+-- Exit 4 when any object failed; every object is reported either way
+-- (successes on stdout, failures on stderr).
+local sys = require "fluence.sys"
+local errors = require "fluence.errors"
+local json = require "fluence.json"
+
+local cmd = {}
+
+local function dry_run_mode(args)
+  local v = args.opts["dry-run"]
+  if v == nil or v == "none" or v == false then return nil end
+  if v == true or v == "client" then return "client" end
+  if v == "server" then return "server" end
+  errors.raise("USAGE", "%s: --dry-run must be none, client or server (not %q)", args.verb, tostring(v))
+end
+
+local function render_objects(fmt, results)
+  local apply = require "fluence.apply"
+  local objs = {}
+  for _, r in ipairs(results) do if r.ok and r.object then objs[#objs + 1] = r.object end end
+  if fmt == "json" then
+    if #objs == 1 then return json.encode(objs[1], { indent = 4 }) .. "\n" end
+    local list = setmetatable({ apiVersion = "v1", kind = "List", items = json.array(objs), metadata = json.object{} },
+                              { __order = { "apiVersion", "items", "kind", "metadata" } })
+    return json.encode(list, { indent = 4 }) .. "\n"
+  end
+  local parts = {}
+  for i, o in ipairs(objs) do parts[i] = apply.to_yaml(o) end
+  return table.concat(parts, "---\n")
+end
+
+function cmd.run(args)
+  local opts = args.opts
+  if #args.positional > 0 then errors.raise("USAGE", "%s: unexpected argument %q", args.verb, args.positional[1]) end
+  local fmt = opts.output
+  if fmt ~= nil and fmt ~= "name" and fmt ~= "yaml" and fmt ~= "json" then
+    errors.raise("USAGE", "%s: unknown output format %q (name, yaml or json)", args.verb, tostring(fmt))
+  end
+  local mode = dry_run_mode(args)
+  local ok, selection = pcall(require, "fluence.selection")
+  if not ok then errors.raise("USAGE", "%s: not available in this build (no selection engine)", args.verb) end
+
+  local res = selection.run(args)          -- raises on any failed selection: nothing applied
+  if mode == "client" then
+    local apply = require "fluence.apply"
+    local out
+    if fmt == "name" then
+      local lines = {}
+      for _, o in ipairs(res.objects) do
+        lines[#lines + 1] = apply.display_name(o.apiVersion, o.kind, o.name or o.generateName) ..
+                            (args.verb == "create" and " created" or " serverside-applied") .. " (dry run)\n"
+      end
+      out = table.concat(lines)
+    elseif fmt == "json" and selection.render_json then
+      out = selection.render_json(res)
+    else
+      out = res.output
+    end
+    if res.stderr then sys.write(2, res.stderr) end
+    sys.write(1, out)
+    return sys.EXIT.OK
+  end
+
+  local kubeclient = require "fluence.kubeclient"
+  local apply = require "fluence.apply"
+  local client = kubeclient.new{ kubeconfig = opts.kubeconfig, context = opts.context, namespace = opts.namespace,
+                                 timeout = tonumber(opts["request-timeout"]) }
+  if res.stderr then sys.write(2, res.stderr) end
+  if opts.confirm then
+    local n = #res.objects
+    local answer = sys.read_tty_line(("%s %d object%s to %s (context %q, namespace %q)? [y/N] ")
+      :format(args.verb == "create" and "Create" or "Apply", n, n == 1 and "" or "s",
+              client.server or "?", client.context or "", client.namespace or ""))
+    if answer == nil then
+      errors.raise("USAGE", "%s: --confirm needs a terminal to ask on", args.verb)
+    end
+    if not answer:match("^%s*[yY]") then
+      sys.write(2, "fluence: not applied\n")
+      return sys.EXIT.OK
+    end
+  end
+  local results = apply.apply_all(client, res.objects, {
+    field_manager = opts["field-manager"] or apply.FIELD_MANAGER,
+    force = opts["force-conflicts"] and true or false,
+    dry_run = mode, create = args.verb == "create",
+    namespace = client.namespace, namespace_explicit = opts.namespace ~= nil,
+  })
+  local out, err, failed = {}, {}, 0
+  for _, r in ipairs(results) do
+    if r.ok then
+      if fmt == "name" then out[#out + 1] = r.name .. "\n"
+      elseif fmt == nil then out[#out + 1] = r.name .. " " .. r.action .. "\n" end
+    else
+      failed = failed + 1
+      err[#err + 1] = ("fluence: %s: %s\n"):format(r.name, r.message or "failed")
+    end
+  end
+  if fmt == "yaml" or fmt == "json" then out = { render_objects(fmt, results) } end
+  if #out > 0 then sys.write(1, table.concat(out)) end
+  if #err > 0 then sys.write(2, table.concat(err)) end
+  if failed > 0 then
+    sys.write(2, ("fluence: %d of %d object%s failed\n"):format(failed, #results, #results == 1 and "" or "s"))
+    return sys.EXIT.CLUSTER
+  end
+  return sys.EXIT.OK
+end
+
+return cmd

@@ -1,0 +1,323 @@
+-- fluence.kube: kubeconfig selection, merging and precedence, every auth form
+-- against the HTTPS test API server, TLS checks, and secrets kept out of
+-- every message.
+local kube = require "fluence.kube"
+local json = require "fluence.json"
+local cli = require "support.cli"
+local H = require "fixtures.kube.harness"
+
+local function info(o) return kube.load(o):info() end
+
+local function get(cfg, path)
+  local r, err = cfg:request{ path = path or "/api/v1/namespaces/default/configmaps", timeout = 10 }
+  return r, err
+end
+
+local function whoami(cfg)
+  -- the server's request log names the authenticated user
+  local r, err = get(cfg)
+  return r, err
+end
+
+local function no_secrets(text)
+  for name, t in pairs(H.TOKENS) do
+    assert.is_nil(text:find(t, 1, true), "token " .. name .. " leaked: " .. text)
+  end
+  assert.is_nil(text:find(H.BASIC.password, 1, true), "password leaked: " .. text)
+  assert.is_nil(text:find("PRIVATE KEY", 1, true), "a private key leaked: " .. text)
+end
+
+describe("kubeconfig", function()
+  local s
+  setup(function() s = H.start() end)
+  teardown(function() s.stop(); cli.cleanup() end)
+
+  local function last_user()
+    local reqs = H.requests(s)
+    return reqs[#reqs] and reqs[#reqs].user, reqs[#reqs]
+  end
+
+  describe("selection and merging", function()
+    local a, b, dir
+    setup(function()
+      dir = cli.tmpdir()
+      a = H.kubeconfig(s, { doc = {
+        ["current-context"] = "ctx-a",
+        clusters = json.array{ { name = "shared", cluster = { server = "https://a.example:6443" } } },
+        users = json.array{ { name = "u", user = { token = "x" } } },
+        contexts = json.array{ { name = "ctx-a", context = { cluster = "shared", user = "u", namespace = "ns-a" } },
+                               { name = "both", context = { cluster = "shared", user = "u", namespace = "from-a" } } },
+      } }, { dir = dir, name = "a.yaml" })
+      b = H.kubeconfig(s, { doc = {
+        ["current-context"] = "ctx-b",
+        clusters = json.array{ { name = "shared", cluster = { server = "https://b.example:6443" } },
+                               { name = "only-b", cluster = { server = "https://only-b.example" } } },
+        users = json.array{ { name = "u", user = { token = "y" } } },
+        contexts = json.array{ { name = "ctx-b", context = { cluster = "only-b", user = "u" } },
+                               { name = "both", context = { cluster = "only-b", user = "u", namespace = "from-b" } } },
+      } }, { dir = dir, name = "b.yaml" })
+    end)
+
+    it("uses --kubeconfig alone, its current-context and the context's namespace", function()
+      local i = info{ kubeconfig = a }
+      assert.are.equal("ctx-a", i.context)
+      assert.are.equal("https://a.example:6443", i.server)
+      assert.are.equal("ns-a", i.namespace)
+      assert.are.equal("token", i.auth)
+    end)
+
+    it("lets -n and --context override", function()
+      local i = info{ kubeconfig = a, context = "both", namespace = "mine" }
+      assert.are.equal("both", i.context)
+      assert.are.equal("mine", i.namespace)
+      assert.are.equal("from-a", info{ kubeconfig = a, context = "both" }.namespace)
+    end)
+
+    it("defaults the namespace to default", function()
+      assert.are.equal("default", info{ kubeconfig = b }.namespace)
+    end)
+
+    it("merges every KUBECONFIG file, the first setter winning", function()
+      local r = H.lua(H.info_code(), { KUBECONFIG = a .. "::" .. dir .. "/missing.yaml:" .. b })
+      local i = json.decode(r.out)
+      assert.is_table(i, r.out .. r.err)
+      assert.are.equal("ctx-a", i.context)               -- first current-context
+      assert.are.equal("https://a.example:6443", i.server) -- first "shared" cluster
+      r = H.lua(H.info_code("{context = 'both'}"), { KUBECONFIG = a .. ":" .. b })
+      i = json.decode(r.out)
+      assert.are.equal("from-a", i.namespace)             -- first "both" context
+      r = H.lua(H.info_code("{context = 'ctx-b'}"), { KUBECONFIG = b .. ":" .. a })
+      i = json.decode(r.out)
+      assert.are.equal("https://only-b.example", i.server)
+      r = H.lua(H.info_code(), { KUBECONFIG = b .. ":" .. a })
+      assert.are.equal("ctx-b", json.decode(r.out).context)
+    end)
+
+    it("ignores KUBECONFIG when --kubeconfig is given", function()
+      local r = H.lua(H.info_code(("{kubeconfig = %q}"):format(b)), { KUBECONFIG = a })
+      assert.are.equal("ctx-b", json.decode(r.out).context)
+    end)
+
+    it("falls back to ~/.kube/config", function()
+      local home = cli.tmpdir()
+      os.execute("mkdir -p " .. cli.quote(home .. "/.kube") .. " && cp " .. cli.quote(b) .. " " .. cli.quote(home .. "/.kube/config"))
+      local r = H.lua(H.info_code(), { HOME = home, KUBECONFIG = false, KUBERNETES_SERVICE_HOST = false })
+      assert.are.equal("ctx-b", json.decode(r.out).context, r.out)
+      r = H.lua(H.info_code(), { HOME = cli.tmpdir(), KUBECONFIG = false, KUBERNETES_SERVICE_HOST = false })
+      assert.matches("^ERR: no kubeconfig", r.out)
+    end)
+
+    it("reports a missing context, cluster or user, and located YAML errors", function()
+      assert.has_error(function() kube.load{ kubeconfig = a, context = "nope" } end,
+                       'context "nope" not found in the kubeconfig')
+      local bad = cli.write(dir .. "/bad.yaml", "clusters:\n  - name: x\n    cluster: [\n")
+      local ok, err = pcall(kube.load, { kubeconfig = bad })
+      assert.is_false(ok)
+      assert.matches("bad%.yaml:%d+:%d+:", err)
+      ok, err = pcall(kube.load, { kubeconfig = dir .. "/absent.yaml" })
+      assert.matches("cannot read kubeconfig .*absent%.yaml", err)
+      local nouser = H.kubeconfig(s, { doc = {
+        ["current-context"] = "c",
+        clusters = json.array{ { name = "k", cluster = { server = "https://x" } } },
+        contexts = json.array{ { name = "c", context = { cluster = "k", user = "ghost" } } } } })
+      ok, err = pcall(kube.load, { kubeconfig = nouser })
+      assert.matches('user "ghost"', err)
+    end)
+  end)
+
+  describe("authentication", function()
+    it("sends a bearer token", function()
+      local r = assert(get(kube.load{ kubeconfig = H.kubeconfig(s) }))
+      assert.are.equal(200, r.status)
+      assert.are.equal("admin", last_user())
+    end)
+
+    it("reads a tokenFile relative to the kubeconfig's directory", function()
+      local dir = cli.tmpdir()
+      cli.write(dir .. "/tok", H.TOKENS.file .. "\n")
+      local path = H.kubeconfig(s, { user = { tokenFile = "tok" } }, { dir = dir })
+      local cfg = kube.load{ kubeconfig = path }
+      assert.are.equal("token-file", cfg:info().auth)
+      assert.are.equal(200, assert(get(cfg)).status)
+      assert.are.equal("file-user", last_user())
+    end)
+
+    it("presents a client certificate from files (relative) or data", function()
+      local dir = cli.tmpdir()
+      os.execute(("cp %s/client.crt %s/client.key %s/"):format(s.certs, s.certs, dir))
+      local path = H.kubeconfig(s, { user = { ["client-certificate"] = "client.crt", ["client-key"] = "client.key" } },
+                                { dir = dir })
+      local cfg = kube.load{ kubeconfig = path }
+      assert.are.equal("client-certificate", cfg:info().auth)
+      assert.are.equal(200, assert(get(cfg)).status)
+      local user, req = last_user()
+      assert.are.equal("cert-user", user)
+      assert.are.equal("certificate", req.auth)
+      path = H.kubeconfig(s, { user = {
+        ["client-certificate-data"] = H.base64(cli.slurp(s.certs .. "/client.crt")),
+        ["client-key-data"] = H.base64(cli.slurp(s.certs .. "/client.key")) } })
+      assert.are.equal(200, assert(get(kube.load{ kubeconfig = path })).status)
+      assert.are.equal("cert-user", last_user())
+    end)
+
+    it("is refused with a client certificate from another CA", function()
+      local path = H.kubeconfig(s, { user = { ["client-certificate"] = s.certs .. "/rogue-client.crt",
+                                              ["client-key"] = s.certs .. "/rogue-client.key" } })
+      local r, err = get(kube.load{ kubeconfig = path })
+      assert.is_nil(r)
+      assert.is_string(err)
+      no_secrets(err)
+    end)
+
+    it("sends basic credentials", function()
+      local path = H.kubeconfig(s, { user = { username = H.BASIC.user, password = H.BASIC.password } })
+      local cfg = kube.load{ kubeconfig = path }
+      assert.are.equal("basic", cfg:info().auth)
+      assert.are.equal(200, assert(get(cfg)).status)
+      local user, req = last_user()
+      assert.are.equal("basic-user", user)
+      assert.are.equal("basic", req.auth)
+    end)
+
+    for _, api in ipairs{ "client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1" } do
+      it("runs an exec credential plugin (" .. api .. ") with args, env and KUBERNETES_EXEC_INFO", function()
+        local dir = cli.tmpdir()
+        os.execute(("mkdir -p %s/bin && cp %s %s/bin/plugin"):format(dir, H.PLUGIN, dir))
+        local record = dir .. "/record"
+        local path = H.kubeconfig(s, { user = { exec = {
+          apiVersion = api, command = "./bin/plugin", args = json.array{ "--flag", "two words" },
+          env = json.array{ { name = "PLUGIN_TOKEN", value = H.TOKENS.plugin }, { name = "EXEC_RECORD", value = record } },
+          provideClusterInfo = true, interactiveMode = "Never" } } }, { dir = dir })
+        local cfg = kube.load{ kubeconfig = path }
+        assert.are.equal("exec", cfg:info().auth)
+        assert.are.equal(200, assert(get(cfg)).status)
+        assert.are.equal("plugin-user", last_user())
+        local rec = cli.slurp(record)
+        local req = json.decode(rec:match("^[^\n]+"))
+        assert.are.equal("ExecCredential", req.kind)
+        assert.are.equal(api, req.apiVersion)
+        assert.are.equal(false, req.spec.interactive)
+        assert.are.equal(s.url, req.spec.cluster.server)
+        assert.is_string(req.spec.cluster["certificate-authority-data"])
+        assert.matches("\narg:%-%-flag\narg:two words\n", rec)
+      end)
+    end
+
+    it("returns a client certificate from an exec plugin", function()
+      local path = H.kubeconfig(s, { user = { exec = {
+        apiVersion = "client.authentication.k8s.io/v1", command = H.PLUGIN,
+        args = json.array{ "cert", s.certs .. "/client.crt", s.certs .. "/client.key" } } } })
+      assert.are.equal(200, assert(get(kube.load{ kubeconfig = path })).status)
+      assert.are.equal("cert-user", last_user())
+    end)
+
+    it("explains a failing exec plugin with its installHint", function()
+      local path = H.kubeconfig(s, { user = { exec = {
+        apiVersion = "client.authentication.k8s.io/v1", command = H.PLUGIN, args = json.array{ "fail" },
+        installHint = "install the fake plugin from spec/fixtures" } } })
+      local ok, err = pcall(kube.load, { kubeconfig = path })
+      assert.is_false(ok)
+      assert.matches("exec credential plugin .* failed: it exited with status 3", err)
+      assert.matches("install the fake plugin from spec/fixtures", err, 1, true)
+      path = H.kubeconfig(s, { user = { exec = {
+        apiVersion = "client.authentication.k8s.io/v1", command = "fluence-no-such-plugin",
+        installHint = "get it with apt" } } })
+      ok, err = pcall(kube.load, { kubeconfig = path })
+      assert.matches("cannot run it: No such file or directory\nget it with apt", err)
+      path = H.kubeconfig(s, { user = { exec = {
+        apiVersion = "client.authentication.k8s.io/v1", command = H.PLUGIN, args = json.array{ "garbage" } } } })
+      ok, err = pcall(kube.load, { kubeconfig = path })
+      assert.matches("its output is not JSON", err)
+      path = H.kubeconfig(s, { user = { exec = { apiVersion = "client.authentication.k8s.io/v2", command = H.PLUGIN } } })
+      ok, err = pcall(kube.load, { kubeconfig = path })
+      assert.matches("apiVersion client.authentication.k8s.io/v2 is not supported", err)
+    end)
+
+    it("uses the in-pod service account", function()
+      local sa = cli.tmpdir()
+      cli.write(sa .. "/token", H.TOKENS.sa)
+      os.execute(("cp %s/ca.crt %s/ca.crt"):format(s.certs, sa))
+      cli.write(sa .. "/namespace", "team-a\n")
+      local code = H.info_code() .. [[
+        local r = c:request{ path = "/api/v1/namespaces/team-a/configmaps" }
+        io.write("\n", r and r.status or "nil")]]
+      local r = H.lua(code, { KUBECONFIG = false, HOME = cli.tmpdir(), KUBERNETES_SERVICE_HOST = "127.0.0.1",
+                              KUBERNETES_SERVICE_PORT = tostring(s.port), FLUENCE_SERVICEACCOUNT_DIR = sa })
+      local i = json.decode(r.out:match("^[^\n]+"))
+      assert.is_table(i, r.out .. r.err)
+      assert.is_true(i.in_cluster)
+      assert.are.equal("team-a", i.namespace)
+      assert.are.equal("serviceaccount", i.auth)
+      assert.matches("\n200$", r.out)
+      assert.are.equal("system:serviceaccount:team-a:runner", last_user())
+    end)
+  end)
+
+  describe("TLS", function()
+    it("rejects a server whose certificate another CA signed", function()
+      local path = H.kubeconfig(s, { cluster = { ["certificate-authority"] = s.certs .. "/other-ca.crt" } })
+      local r, err = get(kube.load{ kubeconfig = path })
+      assert.is_nil(r)
+      assert.matches("certificate", err)
+    end)
+
+    it("accepts CA data, and insecure-skip-tls-verify without a CA", function()
+      local path = H.kubeconfig(s, { cluster = { ["certificate-authority-data"] = H.base64(cli.slurp(s.certs .. "/ca.crt")) } })
+      assert.are.equal(200, assert(get(kube.load{ kubeconfig = path })).status)
+      path = H.kubeconfig(s, { cluster = { ["insecure-skip-tls-verify"] = true } })
+      assert.are.equal(200, assert(get(kube.load{ kubeconfig = path })).status)
+      path = H.kubeconfig(s, { no_ca = true })
+      local r, err = get(kube.load{ kubeconfig = path })
+      assert.is_nil(r)
+      assert.is_string(err)
+    end)
+
+    it("verifies against tls-server-name", function()
+      local s2 = H.start{ "--server-cert", "name-only" }
+      finally(function() s2.stop() end)
+      local path = H.kubeconfig(s2, {})
+      local r, err = get(kube.load{ kubeconfig = path })
+      assert.is_nil(r, "a certificate for api.fluence.test must not pass for 127.0.0.1")
+      assert.is_string(err)
+      path = H.kubeconfig(s2, { cluster = { ["tls-server-name"] = "api.fluence.test" } })
+      r, err = get(kube.load{ kubeconfig = path })
+      assert.is_table(r, err)
+      assert.are.equal(200, r.status)
+    end)
+  end)
+
+  describe("secrets", function()
+    it("never appear in info, tostring or error messages", function()
+      local dir = cli.tmpdir()
+      cli.write(dir .. "/tok", H.TOKENS.file)
+      for _, user in ipairs{
+        { token = H.TOKENS.admin }, { tokenFile = dir .. "/tok" },
+        { username = H.BASIC.user, password = H.BASIC.password },
+        { ["client-certificate"] = s.certs .. "/client.crt", ["client-key"] = s.certs .. "/client.key" },
+        { exec = { apiVersion = "client.authentication.k8s.io/v1", command = H.PLUGIN,
+                   env = json.array{ { name = "PLUGIN_TOKEN", value = H.TOKENS.plugin } } } },
+      } do
+        local cfg = kube.load{ kubeconfig = H.kubeconfig(s, { user = user,
+          cluster = { server = "https://127.0.0.1:1/?token=" .. H.TOKENS.bob } }) }
+        no_secrets(json.encode(cfg:info()))
+        no_secrets(tostring(cfg))
+        local r, err = cfg:request{ path = "/api/v1/namespaces?token=" .. H.TOKENS.bob, timeout = 5 }
+        assert.is_nil(r)
+        no_secrets(err)
+      end
+    end)
+
+    it("never appear in fluence's output, even with -v and failures", function()
+      local mf = cli.write(cli.tmpdir() .. "/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: bad_ns\ndata: {a: b}\n")
+      for _, user in ipairs{ { token = H.TOKENS.bob }, { username = H.BASIC.user, password = H.BASIC.password },
+                             { token = "fluence-fake-wrong-token" } } do
+        local path = H.kubeconfig(s, { user = user })
+        local r = cli.run{ "apply", "-f", mf, "--kubeconfig", path, "-v", "-v" }
+        assert.are_not.equal(0, r.code)
+        no_secrets(r.out .. r.err)
+        assert.is_nil((r.out .. r.err):find("fluence-fake-wrong-token", 1, true))
+      end
+    end)
+  end)
+end)
