@@ -367,3 +367,36 @@ return { name = "crash", description = "crashes at run time",
     end)
   end)
 end)
+
+describe("examples/policies", function()
+  local ereg = plugins.load_policies{ dirs = { root .. "/examples/policies" }, source_dir = root,
+                                      home = "", path = "" }
+  local q = {
+    B("q1", { qubits = 100, cost_usd = 10, region = "us-west-2", queue_size = 3 }),
+    B("q2", { qubits = 20, cost_usd = 1, region = "us-east-1", queue_size = 9 }),
+    B("q3", { qubits = 50, cost_usd = 2.6, region = "eu-north-1", queue_size = 1 }),
+    B("sim", { cost_usd = 0.01 }),
+  }
+  local function erun(text, request) return run(text, q, { policies = ereg }, request) end
+
+  it("within-budget uses the request's pod count", function()
+    assert.are.same({ "q2", "q3", "sim" }, names(erun("within-budget:usd=5", { pods = 1 }).survivors))
+    local r = erun("within-budget:usd=5", { pods = 4 })
+    assert.are.same({ "q2", "sim" }, names(r.survivors))
+    assert.are.equal("costs 10.4 for 4 pod(s), over the budget of 5", r.dropped.q3)
+    assert.are.equal('select-policy:1:15: expected usd=N\n    within-budget:dollars=5\n                  ^',
+                     cerr("within-budget:dollars=5", { policies = ereg }))
+  end)
+
+  it("region-order reorders without dropping", function()
+    local r = erun("region-order:us-east-1|us-west-2")
+    assert.are.same({ "q2", "q1", "q3", "sim" }, names(r.survivors))
+    assert.is_true(r.stages[1].order_changed)
+  end)
+
+  it("qubits-per-dollar ranks by ratio, narrowing with a tolerance", function()
+    assert.are.same({ "q2", "q3", "q1" }, names(erun("qubits-per-dollar").survivors))
+    assert.are.same({ "q2", "q3" }, names(erun("qubits-per-dollar~10%").survivors))
+    assert.are.equal("q3", erun("qubits-per-dollar~10%,min-queue").chosen)
+  end)
+end)
