@@ -56,7 +56,9 @@ local function stage_cells(rec)
       if not alive[n] then
         cells[n][i] = { state = "gone" }
       elseif rank[n] then
-        cells[n][i] = { state = "kept", rank = rank[n] }
+        -- a rank means something where the stage reordered, and at the end
+        local ranked = st.order_changed or i == #rec.result.stages
+        cells[n][i] = { state = "kept", rank = ranked and rank[n] or nil }
       else
         cells[n][i] = { state = "dropped", reason = (st.dropped or {})[n] or "dropped" }
         alive[n] = false
