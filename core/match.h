@@ -1,0 +1,139 @@
+/* Fluxion-compatible matcher: resource graphs (JGF), canonical jobspecs v1,
+ * the depth-first-and-up matcher and its writers.  Plain C, no Lua: the Lua
+ * binding lives in match_lua.c.  See docs in core/match_dfu.c. */
+#ifndef FLUENCE_MATCH_H
+#define FLUENCE_MATCH_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------------ graph */
+
+/* One resource vertex.  Strings are offsets into mgraph.str (NUL-terminated);
+ * children are a range of mgraph.children in JGF edge order. */
+typedef struct mg_vertex {
+    int32_t type;            /* index into mgraph.types */
+    int32_t parent;          /* -1 for the root */
+    uint32_t child0, nchild; /* range of mgraph.children */
+    uint32_t name, basename, path, unit;
+    uint32_t prop0, nprop;   /* range of mgraph.props (key, value pairs) */
+    uint32_t jgf_id;         /* the JGF node "id" */
+    int64_t id, uniq_id, rank, size;
+    uint8_t status;          /* 0 up, 1 down */
+    uint8_t exclusive;
+} mg_vertex;
+
+typedef struct mgraph {
+    mg_vertex *v;
+    uint32_t nv, cap;
+    uint32_t *children;
+    uint32_t *props;         /* 2 * nprops string offsets */
+    uint32_t nprops, propcap;
+    char *str;               /* string pool */
+    size_t strlen, strcap;
+    /* interning of pool strings (names, types, property keys ...) */
+    uint32_t *ihash;
+    size_t ihcap, ihn;
+    uint32_t *types;         /* type name offsets, indexed by type id */
+    int ntypes, typecap;
+    int32_t root;
+    int32_t node_type;       /* type id of "node", or -1 */
+    int32_t core_type, gpu_type;
+} mgraph;
+
+/* Loads a JGF document.  Returns NULL and writes a message into err. */
+mgraph *mg_load_jgf(const char *text, size_t len, char *err, size_t errlen);
+/* An empty graph to be filled with mg_add_vertex/mg_finish (graph builders). */
+mgraph *mg_new(void);
+void mg_free(mgraph *g);
+const char *mg_str(const mgraph *g, uint32_t off);
+uint32_t mg_intern(mgraph *g, const char *s, size_t n); /* (uint32_t)-1 on OOM */
+int32_t mg_type_id(mgraph *g, const char *s, bool add);  /* -1 if absent */
+const char *mg_type_name(const mgraph *g, int32_t t);
+/* Graph building: vertex with parent (-1 root); props as key,value C strings. */
+int32_t mg_add_vertex(mgraph *g, int32_t parent, const char *type, const char *basename,
+                      const char *name, int64_t id, int64_t size, int64_t rank,
+                      const char **props, int nprops);
+/* Sorts out children arrays and paths after mg_add_vertex calls. */
+int mg_finish(mgraph *g, char *err, size_t errlen);
+bool mg_has_prop(const mgraph *g, uint32_t v, const char *key);
+
+/* ---------------------------------------------------------------- jobspec */
+
+enum { MJ_X_UNSPEC = -1, MJ_X_FALSE = 0, MJ_X_TRUE = 1 };
+
+typedef struct mj_res {
+    char *type;
+    unsigned min, max;
+    char oper;
+    int operand;
+    int exclusive;           /* MJ_X_* */
+    char *label, *unit, *id;
+    struct mj_res *with;
+    int nwith;
+} mj_res;
+
+enum { MJC_PROPS, MJC_AND, MJC_OR, MJC_NOT, MJC_HOSTLIST, MJC_RANKS, MJC_TRUE };
+
+typedef struct mj_cons {
+    int op;
+    char **items;            /* properties / hostnames / rank ranges */
+    int nitems;
+    struct mj_cons *kids;
+    int nkids;
+} mj_cons;
+
+typedef struct mj_task {
+    char *slot;
+    int per_slot, total;     /* one of them > 0 */
+} mj_task;
+
+typedef struct mjobspec {
+    int version;
+    mj_res *res;
+    int nres;
+    double duration;
+    mj_cons *constraint;     /* NULL: none */
+    mj_task *tasks;
+    int ntasks;
+} mjobspec;
+
+/* Parses and validates YAML or JSON.  NULL + message "NAME: path: problem". */
+mjobspec *mj_parse(const char *text, size_t len, const char *name, char *err, size_t errlen);
+void mj_free(mjobspec *js);
+
+/* ---------------------------------------------------------------- matcher */
+
+enum { MOP_ALLOCATE, MOP_ALLOCATE_W_SAT, MOP_ALLOCATE_ORELSE_RESERVE, MOP_SATISFIABILITY };
+enum { MFMT_SIMPLE, MFMT_RV1, MFMT_JGF };
+
+typedef struct matcher matcher;
+
+/* policy: a name (first, high, ...) or "policy=high node_centric=true ..." */
+matcher *m_new(mgraph *g, const char *policy, char *err, size_t errlen);
+void m_free(matcher *m);
+
+typedef struct mresult {
+    bool matched;            /* allocated or reserved */
+    bool satisfiable;
+    bool reserved;
+    bool counted;            /* the job id was used */
+    int64_t jobid;
+    int64_t at;
+    char *simple;            /* the resource-query -t text of this command */
+    char *info;              /* its INFO block alone */
+    char *rv1, *jgf;         /* malloc'd, or NULL (failed match) */
+    char err[256];           /* error text, "" when none */
+} mresult;
+
+/* Runs one match; js may be NULL when the jobspec failed to parse (then the
+ * result is a failed match that does not use an id, as resource-query). */
+void m_run(matcher *m, int op, const mjobspec *js, mresult *r);
+void m_result_free(mresult *r);
+int64_t m_next_jobid(const matcher *m);
+/* 0 ok, -1 no such job */
+int m_cancel(matcher *m, int64_t jobid);
+/* info: state "ALLOCATED" / "RESERVED" / "CANCELED"; -1 when unknown */
+int m_info(const matcher *m, int64_t jobid, const char **state, int64_t *at, bool *reserved);
+
+#endif

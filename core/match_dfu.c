@@ -1,0 +1,1877 @@
+/* The matcher: Fluxion's depth-first-and-up (DFU) traversal, reproduced.
+ *
+ * select(): walk the containment tree depth first.  Each visited vertex
+ * returns to its parent a scoring object: per resource type, a list of
+ * "edge groups" (a candidate: score, available count, the edges to take).
+ * A vertex whose type matches a jobspec resource with children chooses the
+ * best k candidates of each child type (sort by score with the policy's
+ * comparator, exactly as std::sort would order them) and marks the chosen
+ * edges with the current sequence number ("enforce"); other vertices pass
+ * their candidates up ("merge").  Slots gather whole vertices into slot
+ * candidates.  At the root the top-level resources are chosen and the path
+ * up to the root is marked.  update(): a second walk follows the marked
+ * edges, allocates (planner spans on vertices) and emits the vertices in
+ * post-order, which is resource-query's output order.
+ *
+ * Scores are the vertex id + 1 (plus, for node-centric policies, a factor
+ * of the enclosing node); "high" prefers larger scores, "low" smaller.
+ * Policies with stop_on_1_matches (first, firstnodex) visit children by
+ * decreasing (weight, uniq_id) and stop once enough is found.
+ *
+ * Time: every vertex keeps spans [start, end) of its allocations and
+ * reservations; allocate_orelse_reserve retries at the end times of
+ * existing jobs, earliest first. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "match.h"
+
+#define MATCH_MET 0
+#define MATCH_UNMET (-1)
+#define GRAPH_END INT64_C(3153600000) /* 100 years: resource-query's graph */
+#define ROOT_EDGE UINT32_MAX
+
+enum { AT_ALLOC, AT_RESERVE, AT_SAT };
+enum { SP_ALLOC, SP_RESERVE, SP_X };
+
+/* --------------------------------------------------------------- helpers */
+
+typedef struct buf {
+    char *d;
+    size_t n, cap;
+    int oom;
+} buf;
+
+static void bgrow(buf *b, size_t need)
+{
+    if (b->oom) return;
+    if (b->n + need + 1 <= b->cap) return;
+    size_t nc = b->cap ? b->cap : 256;
+    while (b->n + need + 1 > nc) nc *= 2;
+    char *p = realloc(b->d, nc);
+    if (!p) {
+        b->oom = 1;
+        return;
+    }
+    b->d = p;
+    b->cap = nc;
+}
+
+static void badd(buf *b, const char *s, size_t n)
+{
+    bgrow(b, n);
+    if (b->oom) return;
+    memcpy(b->d + b->n, s, n);
+    b->n += n;
+    b->d[b->n] = 0;
+}
+
+static void bputs(buf *b, const char *s)
+{
+    badd(b, s, strlen(s));
+}
+
+static void bprintf(buf *b, const char *fmt, ...)
+{
+    char tmp[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n < sizeof tmp) {
+        badd(b, tmp, (size_t)n);
+        return;
+    }
+    bgrow(b, (size_t)n);
+    if (b->oom) return;
+    va_start(ap, fmt);
+    vsnprintf(b->d + b->n, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->n += (size_t)n;
+}
+
+static void bjson_str(buf *b, const char *s)
+{
+    bputs(b, "\"");
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            char e[2] = {'\\', (char)c};
+            badd(b, e, 2);
+        } else if (c < 0x20) {
+            bprintf(b, "\\u%04x", c);
+        } else {
+            badd(b, (const char *)&c, 1);
+        }
+    }
+    bputs(b, "\"");
+}
+
+/* A bump arena for edge arrays of one match. */
+typedef struct arena_blk {
+    struct arena_blk *next;
+    size_t used, cap;
+    char data[];
+} arena_blk;
+
+static void *arena_alloc(arena_blk **a, size_t n)
+{
+    n = (n + 15) & ~(size_t)15;
+    if (!*a || (*a)->used + n > (*a)->cap) {
+        size_t cap = n > 65536 ? n : 65536;
+        arena_blk *b = malloc(sizeof *b + cap);
+        if (!b) return NULL;
+        b->next = *a;
+        b->used = 0;
+        b->cap = cap;
+        *a = b;
+    }
+    void *p = (*a)->data + (*a)->used;
+    (*a)->used += n;
+    return p;
+}
+
+static void arena_free(arena_blk **a)
+{
+    while (*a) {
+        arena_blk *n = (*a)->next;
+        free(*a);
+        *a = n;
+    }
+}
+
+/* ------------------------------------------------------------ scoring api */
+
+typedef struct evedge {
+    uint32_t child;          /* edge parent(child) -> child; ROOT_EDGE for the root */
+    unsigned count, needs, excl;
+} evedge;
+
+typedef struct egroup {
+    int64_t score;
+    unsigned count, needs, excl;
+    bool root;
+    const char *label;
+    evedge *edges;
+    uint32_t nedges;
+} egroup;
+
+typedef struct evals {
+    int32_t type;
+    egroup *g;
+    uint32_t n, cap;
+    unsigned qual, total, best_k, best_i;
+    uint32_t iter;
+    bool iter_reset;
+} evals;
+
+typedef struct scoring {
+    evals *t;
+    int nt, cap;
+    int64_t overall;
+    unsigned avail;
+    bool hier;
+} scoring;
+
+static void sc_init(scoring *s)
+{
+    memset(s, 0, sizeof *s);
+    s->overall = -1;
+}
+
+static void sc_free(scoring *s)
+{
+    for (int i = 0; i < s->nt; i++) free(s->t[i].g);
+    free(s->t);
+    s->t = NULL;
+    s->nt = s->cap = 0;
+}
+
+static evals *sc_find(scoring *s, int32_t type)
+{
+    for (int i = 0; i < s->nt; i++)
+        if (s->t[i].type == type) return &s->t[i];
+    return NULL;
+}
+
+static evals *sc_get(scoring *s, int32_t type)
+{
+    evals *e = sc_find(s, type);
+    if (e) return e;
+    if (s->nt == s->cap) {
+        int nc = s->cap ? s->cap * 2 : 4;
+        evals *t = realloc(s->t, (size_t)nc * sizeof *t);
+        if (!t) return NULL;
+        s->t = t;
+        s->cap = nc;
+    }
+    e = &s->t[s->nt++];
+    memset(e, 0, sizeof *e);
+    e->type = type;
+    e->iter_reset = true;
+    return e;
+}
+
+static int ev_push(evals *e, const egroup *g)
+{
+    if (e->n == e->cap) {
+        uint32_t nc = e->cap ? e->cap * 2 : 4;
+        egroup *p = realloc(e->g, (size_t)nc * sizeof *p);
+        if (!p) return -1;
+        e->g = p;
+        e->cap = nc;
+    }
+    e->g[e->n++] = *g;
+    return 0;
+}
+
+static int sc_add(scoring *s, int32_t type, const egroup *g)
+{
+    evals *e = sc_get(s, type);
+    if (!e) return -1;
+    e->total += g->count;
+    if (g->score > 0) e->qual += g->count; /* cutline 0 */
+    return ev_push(e, g);
+}
+
+static unsigned sc_qual(scoring *s, int32_t type)
+{
+    evals *e = sc_get(s, type); /* like std::map operator[]: creates */
+    return e ? e->qual : 0;
+}
+
+static unsigned sc_total(scoring *s, int32_t type)
+{
+    evals *e = sc_get(s, type);
+    return e ? e->total : 0;
+}
+
+/* Appends o's candidates to s (o is emptied). */
+static int sc_merge(scoring *s, scoring *o)
+{
+    for (int i = 0; i < o->nt; i++) {
+        evals *src = &o->t[i];
+        evals *dst = sc_get(s, src->type);
+        if (!dst) return -1;
+        dst->qual += src->qual;
+        dst->total += src->total;
+        if (dst->n == 0 && dst->cap < src->cap) {
+            free(dst->g);
+            dst->g = src->g;
+            dst->n = src->n;
+            dst->cap = src->cap;
+            src->g = NULL;
+            src->n = src->cap = 0;
+            continue;
+        }
+        if (dst->n + src->n > dst->cap) {
+            uint32_t nc = dst->cap ? dst->cap : 4;
+            while (nc < dst->n + src->n) nc *= 2;
+            egroup *p = realloc(dst->g, (size_t)nc * sizeof *p);
+            if (!p) return -1;
+            dst->g = p;
+            dst->cap = nc;
+        }
+        if (src->n) memcpy(dst->g + dst->n, src->g, (size_t)src->n * sizeof *src->g);
+        dst->n += src->n;
+    }
+    return 0;
+}
+
+/* std::sort (libstdc++ introsort) reproduced, so that candidates of equal
+ * score come out in the same order as in Fluxion. */
+typedef bool (*cmp_fn)(const egroup *, const egroup *);
+
+static bool cmp_greater(const egroup *a, const egroup *b)
+{
+    return a->score > b->score;
+}
+
+static bool cmp_less(const egroup *a, const egroup *b)
+{
+    return a->score < b->score;
+}
+
+static void eg_swap(egroup *a, egroup *b)
+{
+    egroup t = *a;
+    *a = *b;
+    *b = t;
+}
+
+static void move_median_to_first(egroup *result, egroup *a, egroup *b, egroup *c, cmp_fn comp)
+{
+    if (comp(a, b)) {
+        if (comp(b, c)) eg_swap(result, b);
+        else if (comp(a, c)) eg_swap(result, c);
+        else eg_swap(result, a);
+    } else if (comp(a, c)) eg_swap(result, a);
+    else if (comp(b, c)) eg_swap(result, c);
+    else eg_swap(result, b);
+}
+
+static egroup *unguarded_partition(egroup *first, egroup *last, egroup *pivot, cmp_fn comp)
+{
+    for (;;) {
+        while (comp(first, pivot)) ++first;
+        --last;
+        while (comp(pivot, last)) --last;
+        if (!(first < last)) return first;
+        eg_swap(first, last);
+        ++first;
+    }
+}
+
+static void adjust_heap(egroup *first, ptrdiff_t hole, ptrdiff_t len, egroup value, cmp_fn comp)
+{
+    ptrdiff_t top = hole, second = hole;
+    while (second < (len - 1) / 2) {
+        second = 2 * (second + 1);
+        if (comp(&first[second], &first[second - 1])) second--;
+        first[hole] = first[second];
+        hole = second;
+    }
+    if ((len & 1) == 0 && second == (len - 2) / 2) {
+        second = 2 * (second + 1);
+        first[hole] = first[second - 1];
+        hole = second - 1;
+    }
+    ptrdiff_t parent = (hole - 1) / 2;
+    while (hole > top && comp(&first[parent], &value)) {
+        first[hole] = first[parent];
+        hole = parent;
+        parent = (hole - 1) / 2;
+    }
+    first[hole] = value;
+}
+
+static void heap_sort_all(egroup *first, egroup *last, cmp_fn comp)
+{
+    ptrdiff_t len = last - first;
+    if (len >= 2) {
+        ptrdiff_t parent = (len - 2) / 2;
+        for (;;) {
+            egroup v = first[parent];
+            adjust_heap(first, parent, len, v, comp);
+            if (parent == 0) break;
+            parent--;
+        }
+    }
+    while (last - first > 1) {
+        --last;
+        egroup v = *last;
+        *last = *first;
+        adjust_heap(first, 0, last - first, v, comp);
+    }
+}
+
+static void introsort_loop(egroup *first, egroup *last, int depth, cmp_fn comp)
+{
+    while (last - first > 16) {
+        if (depth == 0) {
+            heap_sort_all(first, last, comp);
+            return;
+        }
+        --depth;
+        egroup *mid = first + (last - first) / 2;
+        move_median_to_first(first, first + 1, mid, last - 1, comp);
+        egroup *cut = unguarded_partition(first + 1, last, first, comp);
+        introsort_loop(cut, last, depth, comp);
+        last = cut;
+    }
+}
+
+static void unguarded_linear_insert(egroup *last, cmp_fn comp)
+{
+    egroup val = *last;
+    egroup *next = last - 1;
+    while (comp(&val, next)) {
+        *last = *next;
+        last = next;
+        --next;
+    }
+    *last = val;
+}
+
+static void insertion_sort(egroup *first, egroup *last, cmp_fn comp)
+{
+    if (first == last) return;
+    for (egroup *i = first + 1; i != last; ++i) {
+        if (comp(i, first)) {
+            egroup val = *i;
+            memmove(first + 1, first, (size_t)(i - first) * sizeof *i);
+            *first = val;
+        } else {
+            unguarded_linear_insert(i, comp);
+        }
+    }
+}
+
+static void std_sort(egroup *first, egroup *last, cmp_fn comp)
+{
+    ptrdiff_t n = last - first;
+    if (n < 2) return;
+    int lg = 0;
+    for (ptrdiff_t k = n; k > 1; k >>= 1) lg++;
+    introsort_loop(first, last, 2 * lg, comp);
+    if (last - first > 16) {
+        insertion_sort(first, first + 16, comp);
+        for (egroup *i = first + 16; i != last; ++i) unguarded_linear_insert(i, comp);
+    } else {
+        insertion_sort(first, last, comp);
+    }
+}
+
+static int choose_best_k(scoring *s, int32_t type, unsigned k, cmp_fn comp)
+{
+    evals *e = sc_get(s, type);
+    if (!e || k == 0 || k > e->qual) return -1;
+    std_sort(e->g, e->g + e->n, comp);
+    unsigned i = 0;
+    long tbs = (long)k;
+    while (tbs > 0 && i < e->n) {
+        e->g[i].needs = tbs <= (long)e->g[i].count ? (unsigned)tbs : e->g[i].count;
+        tbs -= (long)e->g[i].count;
+        i++;
+    }
+    e->best_k = k;
+    e->best_i = i;
+    s->hier = true;
+    return 0;
+}
+
+static egroup *iter_next(scoring *s, int32_t type)
+{
+    evals *e = sc_get(s, type);
+    if (!e) return NULL;
+    if (e->iter_reset) {
+        e->iter = 0;
+        e->iter_reset = false;
+    } else if (e->iter < e->n) {
+        e->iter++;
+    }
+    return e->iter < e->n ? &e->g[e->iter] : NULL;
+}
+
+static void iter_reset(scoring *s, int32_t type)
+{
+    evals *e = sc_get(s, type);
+    if (e) e->iter_reset = true;
+}
+
+/* ---------------------------------------------------------------- jobspec */
+
+typedef struct cres {
+    int32_t type;
+    bool slot;
+    unsigned min, max;
+    char oper;
+    int operand;
+    int excl;
+    const char *label;
+    struct cres *with;
+    int nwith;
+} cres;
+
+static unsigned calc_count(const cres *r, unsigned qc)
+{
+    if (r->min > r->max || r->min > qc) return 0;
+    unsigned count = 0, cur = r->min;
+    switch (r->oper) {
+    case '+': {
+        count = qc < r->max ? qc : r->max;
+        unsigned range = count - cur;
+        count -= range % (unsigned)r->operand;
+        break;
+    }
+    case '*':
+        if (r->operand == 1) count = cur;
+        else
+            while (cur <= qc && cur <= r->max) {
+                count = cur;
+                if (cur > UINT_MAX / (unsigned)r->operand) break;
+                cur *= (unsigned)r->operand;
+            }
+        break;
+    case '^':
+        if (r->operand < 2 || cur == 1) count = cur;
+        else
+            while (cur <= qc && cur <= r->max) {
+                unsigned base = cur;
+                count = cur;
+                int of = 0;
+                for (int i = 1; i < r->operand; i++) {
+                    if (cur > UINT_MAX / base) {
+                        of = 1;
+                        break;
+                    }
+                    cur *= base;
+                }
+                if (of) break;
+            }
+        break;
+    default:
+        break;
+    }
+    return count;
+}
+
+static unsigned eff_max(const cres *r)
+{
+    return calc_count(r, UINT_MAX);
+}
+
+/* ---------------------------------------------------------------- matcher */
+
+typedef struct span {
+    int64_t jobid, start, end, amount;
+    int kind;
+} span;
+
+typedef struct vstate {
+    span *s;
+    uint32_t n, cap;
+    uint64_t seq;            /* in-edge mark */
+    unsigned needs;
+    uint8_t excl;
+    uint64_t weight;         /* in-edge weight for stop_on_1 policies */
+} vstate;
+
+typedef struct job {
+    int64_t id;
+    int state;               /* 0 allocated, 1 reserved, 2 canceled */
+    int64_t at, duration;
+    uint32_t *verts;
+    uint32_t nverts, cap;
+} job;
+
+struct matcher {
+    mgraph *g;
+    vstate *st;
+    /* policy */
+    bool high, node_centric, node_exclusive, stop_on_1;
+    cmp_fn comp;
+    /* state */
+    int64_t counter;
+    uint64_t seq;
+    job *jobs;
+    size_t njobs, jobcap;
+    /* per-match */
+    int alloc_type;
+    int64_t at, duration;
+    const mj_cons *constraint;
+    int32_t slot_type;
+    int32_t *xtypes;
+    int nxtypes;
+    int64_t ml_scores, last_factor;
+    arena_blk *arena;
+    unsigned root_needs;
+    bool root_excl;
+    uint64_t root_seq;
+    char errmsg[256];
+    unsigned preorder;
+};
+
+static int parse_policy(matcher *m, const char *policy, char *err, size_t errlen)
+{
+    static const struct {
+        const char *name, *spec;
+    } named[] = {
+        {"first", "policy=high node_centric=true stop_on_1_matches=true"},
+        {"firstnodex", "policy=high node_centric=true node_exclusive=true stop_on_1_matches=true"},
+        {"high", "policy=high"},
+        {"low", "policy=low"},
+        {"lonode", "policy=low node_centric=true"},
+        {"hinode", "policy=high node_centric=true"},
+        {"lonodex", "policy=low node_centric=true node_exclusive=true"},
+        {"hinodex", "policy=high node_centric=true node_exclusive=true"},
+    };
+    const char *spec = policy && *policy ? policy : "first";
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+        if (!strcmp(spec, named[i].name)) spec = named[i].spec;
+    if (!strcmp(spec, "locality") || !strcmp(spec, "variation")) {
+        snprintf(err, errlen, "match policy %s is not supported by the built-in matcher", spec);
+        return -1;
+    }
+    char *copy = strdup(spec);
+    if (!copy) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int have_policy = 0, rc = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq) {
+            snprintf(err, errlen, "invalid policy option: %s", tok);
+            rc = -1;
+            break;
+        }
+        *eq = 0;
+        const char *k = tok, *v = eq + 1;
+        if (!strcmp(k, "policy")) {
+            if (!strcmp(v, "high")) m->high = true;
+            else if (!strcmp(v, "low")) m->high = false;
+            else {
+                snprintf(err, errlen, "policy key within custom policy accepts only low or high");
+                rc = -1;
+                break;
+            }
+            have_policy = 1;
+        } else if (!strcmp(k, "node_centric") || !strcmp(k, "node_exclusive") || !strcmp(k, "stop_on_1_matches")) {
+            bool b;
+            if (!strcmp(v, "true")) b = true;
+            else if (!strcmp(v, "false")) b = false;
+            else {
+                snprintf(err, errlen, "Policy option %s requires true or false, got %s", k, v);
+                rc = -1;
+                break;
+            }
+            if (k[5] == 'c') m->node_centric = b;
+            else if (k[5] == 'e') m->node_exclusive = b;
+            else m->stop_on_1 = b;
+        } else {
+            snprintf(err, errlen, "invalid policy option: %s", k);
+            rc = -1;
+            break;
+        }
+    }
+    free(copy);
+    if (rc == 0 && !have_policy) {
+        snprintf(err, errlen, "unknown match policy: %s", policy);
+        rc = -1;
+    }
+    m->comp = m->high ? cmp_greater : cmp_less;
+    return rc;
+}
+
+matcher *m_new(mgraph *g, const char *policy, char *err, size_t errlen)
+{
+    matcher *m = calloc(1, sizeof *m);
+    if (!m) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (parse_policy(m, policy, err, errlen) < 0) {
+        free(m);
+        return NULL;
+    }
+    m->g = g;
+    m->st = calloc(g->nv ? g->nv : 1, sizeof *m->st);
+    if (!m->st) {
+        free(m);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    m->counter = 1;
+    return m;
+}
+
+void m_free(matcher *m)
+{
+    if (!m) return;
+    for (uint32_t v = 0; v < m->g->nv; v++) free(m->st[v].s);
+    free(m->st);
+    for (size_t i = 0; i < m->njobs; i++) free(m->jobs[i].verts);
+    free(m->jobs);
+    free(m->xtypes);
+    arena_free(&m->arena);
+    free(m);
+}
+
+int64_t m_next_jobid(const matcher *m)
+{
+    return m->counter;
+}
+
+/* ----------------------------------------------------------------- planner */
+
+static bool overlaps(const span *s, int64_t at, int64_t d)
+{
+    return s->start < at + d && at < s->end;
+}
+
+/* Available amount of u during [at, at+d): size minus the peak usage. */
+static int64_t plan_avail(const matcher *m, uint32_t u, int64_t at, int64_t d)
+{
+    const vstate *st = &m->st[u];
+    int64_t size = m->g->v[u].size, peak = 0;
+    for (uint32_t i = 0; i < st->n; i++) {
+        const span *a = &st->s[i];
+        if (a->kind == SP_X || !overlaps(a, at, d)) continue;
+        int64_t p = a->start > at ? a->start : at, use = 0;
+        for (uint32_t j = 0; j < st->n; j++) {
+            const span *b = &st->s[j];
+            if (b->kind != SP_X && b->start <= p && p < b->end) use += b->amount;
+        }
+        if (use > peak) peak = use;
+    }
+    int64_t r = size - peak;
+    return r < 0 ? 0 : r;
+}
+
+static bool x_busy(const matcher *m, uint32_t u, int64_t at, int64_t d)
+{
+    const vstate *st = &m->st[u];
+    for (uint32_t i = 0; i < st->n; i++)
+        if (st->s[i].kind == SP_X && overlaps(&st->s[i], at, d)) return true;
+    return false;
+}
+
+static bool has_allocation(const matcher *m, uint32_t u)
+{
+    const vstate *st = &m->st[u];
+    for (uint32_t i = 0; i < st->n; i++)
+        if (st->s[i].kind == SP_ALLOC) return true;
+    return false;
+}
+
+static int add_span(matcher *m, uint32_t u, int64_t jobid, int64_t at, int64_t d, int64_t amount, int kind)
+{
+    vstate *st = &m->st[u];
+    if (st->n == st->cap) {
+        uint32_t nc = st->cap ? st->cap * 2 : 2;
+        span *p = realloc(st->s, (size_t)nc * sizeof *p);
+        if (!p) return -1;
+        st->s = p;
+        st->cap = nc;
+    }
+    span *s = &st->s[st->n++];
+    s->jobid = jobid;
+    s->start = at;
+    s->end = at + d;
+    s->amount = amount;
+    s->kind = kind;
+    return 0;
+}
+
+/* --------------------------------------------------------- RFC 31 match */
+
+static bool hostlist_has(const char *expr, const char *name)
+{
+    /* "node[1-3,5]" or plain names, comma separated at top level */
+    const char *p = expr;
+    while (*p) {
+        const char *q = p;
+        int depth = 0;
+        while (*q && (depth || *q != ',')) {
+            if (*q == '[') depth++;
+            else if (*q == ']') depth--;
+            q++;
+        }
+        const char *br = memchr(p, '[', (size_t)(q - p));
+        if (!br) {
+            if ((size_t)(q - p) == strlen(name) && !strncmp(p, name, (size_t)(q - p))) return true;
+        } else {
+            size_t pre = (size_t)(br - p);
+            if (!strncmp(name, p, pre)) {
+                const char *num = name + pre;
+                char *e;
+                long val = strtol(num, &e, 10);
+                if (e != num && *e == 0) {
+                    const char *r = br + 1;
+                    while (r < q && *r != ']') {
+                        char *e2;
+                        long a = strtol(r, &e2, 10), b = a;
+                        if (e2 == r) break;
+                        size_t width = (size_t)(e2 - r);
+                        r = e2;
+                        if (*r == '-') {
+                            b = strtol(r + 1, &e2, 10);
+                            r = e2;
+                        }
+                        if (val >= a && val <= b && (width == strlen(num) || num[0] != '0')) return true;
+                        if (*r == ',') r++;
+                    }
+                }
+            }
+        }
+        p = *q ? q + 1 : q;
+    }
+    return false;
+}
+
+static bool idset_has(const char *expr, int64_t v)
+{
+    const char *p = expr;
+    while (*p) {
+        char *e;
+        long long a = strtoll(p, &e, 10), b = a;
+        if (e == p) return false;
+        p = e;
+        if (*p == '-') {
+            b = strtoll(p + 1, &e, 10);
+            p = e;
+        }
+        if (v >= a && v <= b) return true;
+        if (*p == ',') p++;
+        else if (*p) return false;
+    }
+    return false;
+}
+
+static bool cons_match(const matcher *m, const mj_cons *k, uint32_t u)
+{
+    const mg_vertex *x = &m->g->v[u];
+    switch (k->op) {
+    case MJC_TRUE:
+        return true;
+    case MJC_PROPS:
+        for (int i = 0; i < k->nitems; i++) {
+            const char *p = k->items[i];
+            bool neg = p[0] == '^';
+            bool has = mg_has_prop(m->g, u, neg ? p + 1 : p);
+            if (has == neg) return false;
+        }
+        return true;
+    case MJC_HOSTLIST:
+        for (int i = 0; i < k->nitems; i++)
+            if (hostlist_has(k->items[i], mg_str(m->g, x->name))) return true;
+        return false;
+    case MJC_RANKS:
+        for (int i = 0; i < k->nitems; i++)
+            if (idset_has(k->items[i], x->rank)) return true;
+        return false;
+    case MJC_AND:
+        for (int i = 0; i < k->nkids; i++)
+            if (!cons_match(m, &k->kids[i], u)) return false;
+        return true;
+    case MJC_OR:
+        for (int i = 0; i < k->nkids; i++)
+            if (cons_match(m, &k->kids[i], u)) return true;
+        return false;
+    case MJC_NOT:
+        for (int i = 0; i < k->nkids; i++)
+            if (cons_match(m, &k->kids[i], u)) return false;
+        return true;
+    }
+    return true;
+}
+
+/* -------------------------------------------------------------- traversal */
+
+static bool is_xtype(const matcher *m, int32_t t)
+{
+    if (m->node_exclusive && t == m->g->node_type) return true;
+    for (int i = 0; i < m->nxtypes; i++)
+        if (m->xtypes[i] == t) return true;
+    return false;
+}
+
+static int prune(matcher *m, bool x_in, uint32_t u, const cres *R, int nR)
+{
+    const mg_vertex *x = &m->g->v[u];
+    if (m->alloc_type != AT_SAT && x->status != 0) return -1;
+    if (m->constraint && x->type == m->g->node_type && !cons_match(m, m->constraint, u)) return -1;
+    if (plan_avail(m, u, m->at, m->duration) == 0) return -1;
+    for (int i = 0; i < nR; i++) {
+        const cres *r = &R[i];
+        if (x->type != r->type || r->slot) continue;
+        if (x_in && r->excl == MJ_X_FALSE) {
+            snprintf(m->errmsg, sizeof m->errmsg, "by_excl: exclusivity conflicts at jobspec= : vertex=%s",
+                     mg_str(m->g, x->name));
+            return -1;
+        }
+        if (x_in || r->excl == MJ_X_TRUE) {
+            if (m->alloc_type == AT_ALLOC && has_allocation(m, u)) return -1;
+            if (x_busy(m, u, m->at, m->duration)) return -1;
+        }
+    }
+    return 0;
+}
+
+enum { SM_RESOURCE, SM_SLOT, SM_NONE, SM_PRISTINE_NONE };
+
+static const cres *test(matcher *m, uint32_t u, const cres *R, int nR, bool *pristine, unsigned *nslots,
+                        int *sm, const char **label, int *nnext)
+{
+    int32_t t = m->g->v[u].type;
+    const cres *slot_res = NULL, *match_res = NULL;
+    bool matched = false;
+    for (int i = 0; i < nR; i++) {
+        const cres *r = &R[i];
+        if (t == r->type) {
+            if (matched) goto sibling;
+            match_res = r;
+            for (int j = 0; j < r->nwith; j++)
+                if (r->with[j].slot) {
+                    slot_res = &r->with[j];
+                    *nslots = eff_max(slot_res);
+                }
+            matched = true;
+        } else if (r->slot) {
+            if (matched) goto sibling;
+            slot_res = r;
+            *nslots = eff_max(r);
+            matched = true;
+        }
+    }
+    if (slot_res) {
+        bool ok = true;
+        const mg_vertex *x = &m->g->v[u];
+        for (int j = 0; j < slot_res->nwith && ok; j++) {
+            bool found = false;
+            for (uint32_t k = 0; k < x->nchild; k++)
+                if (m->g->v[m->g->children[x->child0 + k]].type == slot_res->with[j].type) {
+                    found = true;
+                    break;
+                }
+            ok = found;
+        }
+        if (ok) {
+            *sm = SM_SLOT;
+            *pristine = false;
+            *label = slot_res->label;
+            *nnext = slot_res->nwith;
+            return slot_res->with;
+        }
+    }
+    if (match_res) {
+        *sm = SM_RESOURCE;
+        *pristine = false;
+        *nnext = match_res->nwith;
+        return match_res->with;
+    }
+    *sm = *pristine ? SM_PRISTINE_NONE : SM_NONE;
+    *nnext = nR;
+    return R;
+sibling:
+    snprintf(m->errmsg, sizeof m->errmsg, "test: siblings in jobspec request same resource type : %s.",
+             mg_type_name(m->g, t));
+    *sm = SM_NONE;
+    *nnext = nR;
+    return R;
+}
+
+static int dom_dfv(matcher *m, const cres *R, int nR, uint32_t u, bool pristine, bool *excl, scoring *to_parent);
+
+static int explore_edge(matcher *m, const cres *R, int nR, uint32_t c, bool pristine, bool *excl, scoring *dfu)
+{
+    bool x_inout = *excl;
+    if (dom_dfv(m, R, nR, c, pristine, &x_inout, dfu) != 0) return -1;
+    evedge *e = arena_alloc(&m->arena, sizeof *e);
+    if (!e) return -1;
+    e->child = c;
+    e->count = e->needs = dfu->avail;
+    e->excl = x_inout;
+    egroup g = {dfu->overall, dfu->avail, 0, x_inout, false, NULL, e, 1};
+    if (sc_add(dfu, m->g->v[c].type, &g) < 0) return -1;
+    return 0;
+}
+
+typedef struct tally {
+    int32_t type;
+    unsigned per_share, prev_total, accum, shares;
+} tally;
+
+static int cmp_children(const void *a, const void *b, void *arg);
+
+static const matcher *sort_ctx;
+
+static int cmp_children_q(const void *a, const void *b)
+{
+    return cmp_children(a, b, (void *)sort_ctx);
+}
+
+static int cmp_children(const void *a, const void *b, void *arg)
+{
+    const matcher *m = arg;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    uint64_t wx = m->st[x].weight, wy = m->st[y].weight;
+    if (wx != wy) return wx > wy ? -1 : 1;
+    int64_t ux = m->g->v[x].uniq_id, uy = m->g->v[y].uniq_id;
+    if (ux != uy) return ux > uy ? -1 : 1;
+    return 0;
+}
+
+static int explore(matcher *m, uint32_t u, const cres *R, int nR, bool pristine, bool *excl, scoring *dfu,
+                   unsigned multiplier)
+{
+    const mg_vertex *x = &m->g->v[u];
+    int rc2 = -1;
+    if (!m->stop_on_1) {
+        for (uint32_t k = 0; k < x->nchild; k++)
+            if (explore_edge(m, R, nR, m->g->children[x->child0 + k], pristine, excl, dfu) == 0) rc2 = 0;
+        return rc2;
+    }
+    /* dynamic: children by decreasing (weight, uniq_id), stop when enough */
+    uint32_t n = x->nchild;
+    if (n == 0) return -1;
+    uint32_t *order = malloc((size_t)n * sizeof *order);
+    tally *tl = calloc((size_t)nR + 1, sizeof *tl);
+    bool *sat = calloc((size_t)nR + 1, sizeof *sat);
+    if (!order || !tl || !sat) {
+        free(order), free(tl), free(sat);
+        return -1;
+    }
+    memcpy(order, m->g->children + x->child0, (size_t)n * sizeof *order);
+    sort_ctx = m;
+    qsort(order, n, sizeof *order, cmp_children_q);
+    for (int i = 0; i < nR; i++) {
+        tl[i].type = R[i].type;
+        tl[i].per_share = eff_max(&R[i]);
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t c = order[k];
+        int32_t ct = m->g->v[c].type;
+        bool skip = false;
+        for (int i = 0; i < nR; i++)
+            if (sat[i] && tl[i].type == ct) skip = true;
+        if (skip) continue;
+        if (explore_edge(m, R, nR, c, pristine, excl, dfu) != 0) continue;
+        for (int i = 0; i < nR; i++) {
+            unsigned total = sc_total(dfu, tl[i].type);
+            if (total <= tl[i].prev_total) continue;
+            unsigned delta = total - tl[i].prev_total;
+            tl[i].prev_total = total;
+            tl[i].accum += delta;
+            if (tl[i].per_share > 0 && tl[i].accum >= tl[i].per_share) {
+                tl[i].shares++;
+                tl[i].accum = 0;
+            }
+        }
+        bool enough = true;
+        for (int i = 0; i < nR; i++) {
+            bool s = tl[i].per_share == 0 || tl[i].shares >= multiplier;
+            if (s) sat[i] = true;
+            else enough = false;
+        }
+        rc2 = 0;
+        if (enough) break;
+    }
+    free(order);
+    free(tl);
+    free(sat);
+    return rc2;
+}
+
+static void mark_edge(matcher *m, uint32_t child, unsigned needs, unsigned excl)
+{
+    if (child == ROOT_EDGE) return;
+    m->st[child].seq = m->seq;
+    m->st[child].needs = needs;
+    m->st[child].excl = (uint8_t)(excl != 0);
+}
+
+static void enforce(matcher *m, scoring *dfu, bool unconstrained)
+{
+    for (int ti = 0; ti < dfu->nt; ti++) {
+        evals *e = &dfu->t[ti];
+        if (!e->best_k) continue;
+        for (unsigned i = 0; i < e->best_i && i < e->n; i++) {
+            egroup *g = &e->g[i];
+            if (g->root) continue;
+            for (uint32_t j = 0; j < g->nedges; j++) {
+                evedge *ed = &g->edges[j];
+                mark_edge(m, ed->child, ed->needs, ed->excl);
+                if (!unconstrained || ed->child == ROOT_EDGE) continue;
+                int32_t v = m->g->v[ed->child].parent;
+                while (v >= 0 && m->g->v[v].parent >= 0) {
+                    if (m->st[v].seq == m->seq) break;
+                    uint32_t tgt = (uint32_t)v;
+                    v = m->g->v[v].parent;
+                    evals *te = sc_find(dfu, m->g->v[tgt].type);
+                    bool constrained = !(te && te->best_k == 0);
+                    if (constrained) continue;
+                    mark_edge(m, tgt, (unsigned)m->g->v[tgt].size, 0);
+                }
+            }
+        }
+    }
+}
+
+static int resolve(matcher *m, scoring *dfu, scoring *to_parent)
+{
+    if (dfu->overall > MATCH_UNMET) {
+        if (dfu->hier) enforce(m, dfu, false);
+        else return sc_merge(to_parent, dfu);
+    }
+    return 0;
+}
+
+static int dom_slot(matcher *m, uint32_t u, const cres *shape, int nshape, unsigned nslots, bool pristine,
+                    const char *label, scoring *dfu)
+{
+    bool x_inout = true;
+    scoring ds;
+    sc_init(&ds);
+    unsigned qual = 0;
+    egroup *vec = NULL;
+    if (explore(m, u, shape, nshape, pristine, &x_inout, &ds, nslots) != 0) goto done;
+    /* dom_finish_slot: choose all of every type */
+    for (int i = 0; i < ds.nt; i++) {
+        int32_t t = ds.t[i].type;
+        choose_best_k(&ds, t, ds.t[i].qual, m->comp);
+    }
+    /* cnt_slot */
+    qual = UINT_MAX;
+    for (int i = 0; i < nshape; i++) {
+        unsigned qc = sc_qual(&ds, shape[i].type);
+        unsigned count = calc_count(&shape[i], qc);
+        unsigned shares = 0, accum = 0;
+        if (count != 0) {
+            egroup *g;
+            while ((g = iter_next(&ds, shape[i].type))) {
+                accum += g->edges[0].count;
+                if (accum >= count) {
+                    shares++;
+                    accum = 0;
+                }
+            }
+        }
+        unsigned fit = count == 0 ? 0 : shares;
+        if (fit < qual) qual = fit;
+        iter_reset(&ds, shape[i].type);
+    }
+    if (qual == UINT_MAX) qual = 0;
+    if (qual) {
+        vec = calloc(qual, sizeof *vec);
+        if (!vec) {
+            qual = 0;
+            goto done;
+        }
+    }
+    for (unsigned s = 0; s < qual; s++) {
+        /* count edges first */
+        int64_t score = MATCH_MET;
+        uint32_t ne = 0, cap = 8;
+        evedge *edges = malloc(cap * sizeof *edges);
+        if (!edges) {
+            qual = 0;
+            goto done;
+        }
+        for (int i = 0; i < nshape; i++) {
+            unsigned j = 0;
+            unsigned qc = sc_qual(&ds, shape[i].type);
+            unsigned count = calc_count(&shape[i], qc);
+            while (j < count) {
+                egroup *g = iter_next(&ds, shape[i].type);
+                if (!g) {
+                    free(edges);
+                    qual = 0;
+                    goto done;
+                }
+                if (ne == cap) {
+                    cap *= 2;
+                    evedge *p = realloc(edges, cap * sizeof *p);
+                    if (!p) {
+                        free(edges);
+                        qual = 0;
+                        goto done;
+                    }
+                    edges = p;
+                }
+                edges[ne].child = g->edges[0].child;
+                edges[ne].count = edges[ne].needs = g->edges[0].count;
+                edges[ne].excl = 1;
+                ne++;
+                score += g->score;
+                j += g->edges[0].count;
+            }
+        }
+        evedge *ae = arena_alloc(&m->arena, (ne ? ne : 1) * sizeof *ae);
+        if (!ae) {
+            free(edges);
+            qual = 0;
+            goto done;
+        }
+        memcpy(ae, edges, ne * sizeof *ae);
+        free(edges);
+        vec[s].score = score;
+        vec[s].count = 1;
+        vec[s].excl = 1;
+        vec[s].label = label;
+        vec[s].edges = ae;
+        vec[s].nedges = ne;
+    }
+    for (unsigned s = 0; s < qual; s++)
+        if (sc_add(dfu, m->slot_type, &vec[s]) < 0) {
+            qual = 0;
+            break;
+        }
+done:
+    free(vec);
+    sc_free(&ds);
+    return qual ? 0 : -1;
+}
+
+static int finish_vtx(matcher *m, uint32_t u, const cres *R, int nR, scoring *dfu)
+{
+    const mg_vertex *x = &m->g->v[u];
+    int64_t score = MATCH_MET;
+    for (int i = 0; i < nR && score == MATCH_MET; i++) {
+        if (R[i].type != x->type) continue;
+        for (int j = 0; j < R[i].nwith; j++) {
+            const cres *c = &R[i].with[j];
+            unsigned qc = sc_qual(dfu, c->type);
+            unsigned count = calc_count(c, qc);
+            if (count == 0) {
+                score = MATCH_UNMET;
+                break;
+            }
+            choose_best_k(dfu, c->type, count, m->comp);
+        }
+    }
+    if (m->node_centric && x->type == m->g->node_type) m->ml_scores -= m->last_factor;
+    dfu->overall = score == MATCH_MET ? score + m->ml_scores + x->id + 1 : score;
+    return score == MATCH_MET ? 0 : -1;
+}
+
+static int dom_dfv(matcher *m, const cres *R, int nR, uint32_t u, bool pristine, bool *excl, scoring *to_parent)
+{
+    const mg_vertex *x = &m->g->v[u];
+    bool x_in = *excl;
+    for (int i = 0; i < nR; i++)
+        if (R[i].type == x->type && R[i].excl == MJ_X_TRUE) x_in = true;
+    if (m->node_exclusive && x->type == m->g->node_type) x_in = true;
+    bool x_inout = x_in, pres = pristine;
+    unsigned nslots = 0;
+    int sm, nnext;
+    const char *label = NULL;
+    const cres *next = test(m, u, R, nR, &pres, &nslots, &sm, &label, &nnext);
+    m->preorder++;
+    if (sm == SM_NONE) return -1;
+    if (prune(m, x_in, u, R, nR) < 0) return -1;
+    if (m->node_centric && x->type == m->g->node_type) {
+        int64_t base = x->id + 1 + 1, tie = x->uniq_id % 10000 - 1;
+        if (tie < 0) tie = -tie;
+        m->last_factor = base * 10000 + tie;
+        m->ml_scores += m->last_factor;
+    }
+    scoring dfu;
+    sc_init(&dfu);
+    if (sm == SM_SLOT) dom_slot(m, u, next, nnext, nslots, pres, label, &dfu);
+    else explore(m, u, next, nnext, pres, &x_inout, &dfu, 1);
+    *excl = x_in;
+    int64_t avail = plan_avail(m, u, m->at, m->duration);
+    int rc = -1;
+    if (avail == 0) goto out;
+    if (finish_vtx(m, u, R, nR, &dfu) != 0) goto out;
+    if (resolve(m, &dfu, to_parent) != 0) goto out;
+    to_parent->avail = (unsigned)avail;
+    to_parent->overall = dfu.overall;
+    rc = 0;
+out:
+    sc_free(&dfu);
+    return rc;
+}
+
+static int select_at(matcher *m, const cres *R, int nR, bool excl)
+{
+    uint32_t root = (uint32_t)m->g->root;
+    m->seq++;
+    m->preorder = 0;
+    m->ml_scores = 0;
+    arena_free(&m->arena);
+    scoring dfu;
+    sc_init(&dfu);
+    bool x_in = excl;
+    int rc = dom_dfv(m, R, nR, root, true, &x_in, &dfu);
+    if (rc == 0) {
+        evedge *e = arena_alloc(&m->arena, sizeof *e);
+        if (!e) {
+            rc = -1;
+            goto out;
+        }
+        e->child = ROOT_EDGE;
+        e->count = e->needs = dfu.avail;
+        e->excl = excl;
+        egroup g = {dfu.overall, dfu.avail, 0, excl, true, NULL, e, 1};
+        sc_add(&dfu, m->g->v[root].type, &g);
+        /* resolve_graph */
+        int64_t score = MATCH_MET;
+        for (int i = 0; i < nR; i++) {
+            unsigned qc = sc_qual(&dfu, R[i].type);
+            unsigned count = calc_count(&R[i], qc);
+            if (count == 0) {
+                score = MATCH_UNMET;
+                break;
+            }
+            choose_best_k(&dfu, R[i].type, count, m->comp);
+        }
+        dfu.overall = score;
+        m->ml_scores = 0;
+        unsigned needs = 1;
+        if (score != MATCH_MET) rc = -1;
+        for (int i = 0; rc == 0 && i < nR; i++)
+            if (R[i].type == m->g->v[root].type) {
+                unsigned count = calc_count(&R[i], dfu.avail);
+                if (count == 0) rc = -1;
+                else needs = count;
+            }
+        for (int i = 0; rc == 0 && i < dfu.nt; i++)
+            if (dfu.t[i].qual == 0) rc = -1;
+        if (rc == 0) enforce(m, &dfu, true);
+        m->root_needs = needs;
+        m->root_excl = x_in;
+        m->root_seq = m->seq;
+    }
+out:
+    sc_free(&dfu);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ update */
+
+typedef struct emit {
+    buf simple;
+    uint32_t *verts;         /* emitted vertices, post-order */
+    unsigned *needs;
+    uint8_t *excl;
+    uint32_t n, cap;
+    int oom;
+} emit;
+
+static job *find_job(matcher *m, int64_t id)
+{
+    for (size_t i = 0; i < m->njobs; i++)
+        if (m->jobs[i].id == id) return &m->jobs[i];
+    return NULL;
+}
+
+static int job_touch(job *j, uint32_t v)
+{
+    if (j->nverts == j->cap) {
+        uint32_t nc = j->cap ? j->cap * 2 : 16;
+        uint32_t *p = realloc(j->verts, nc * sizeof *p);
+        if (!p) return -1;
+        j->verts = p;
+        j->cap = nc;
+    }
+    j->verts[j->nverts++] = v;
+    return 0;
+}
+
+static int32_t last_prune_type(const matcher *m, int32_t t)
+{
+    /* Pruning filters ALL:core,ALL:node; a vertex tracks them except its own type. */
+    if (t == m->g->node_type) return m->g->core_type;
+    return m->g->node_type;
+}
+
+static void subtree_avail(const matcher *m, uint32_t u, int32_t t, int64_t now, int64_t *sum)
+{
+    const mg_vertex *x = &m->g->v[u];
+    for (uint32_t k = 0; k < x->nchild; k++) {
+        uint32_t c = m->g->children[x->child0 + k];
+        if (m->g->v[c].type == t) *sum += plan_avail(m, c, now, 1);
+        subtree_avail(m, c, t, now, sum);
+    }
+}
+
+static void update_weight(matcher *m, uint32_t c)
+{
+    const mg_vertex *x = &m->g->v[c];
+    if (x->nchild == 0) return;
+    int32_t t = last_prune_type(m, x->type);
+    if (t < 0) return;
+    int64_t sum = 0;
+    subtree_avail(m, c, t, 0, &sum);
+    m->st[c].weight = (uint64_t)(sum < 0 ? 0 : sum);
+}
+
+static int upd_dfv(matcher *m, job *j, emit *out, uint32_t u, unsigned needs, bool excl, bool shadow, int level)
+{
+    const mg_vertex *x = &m->g->v[u];
+    bool mod = shadow || is_xtype(m, x->type);
+    excl = excl || mod;
+    level++;
+    int n = 0;
+    for (uint32_t k = 0; k < x->nchild; k++) {
+        uint32_t c = m->g->children[x->child0 + k];
+        vstate *cs = &m->st[c];
+        if (cs->seq != m->seq && !mod) continue;
+        bool cx = (cs->seq == m->seq && cs->excl) || mod;
+        unsigned cn = mod ? (unsigned)m->g->v[c].size : cs->needs;
+        int sub = upd_dfv(m, j, out, c, cn, cx, mod, level);
+        if (sub > 0) {
+            n += sub;
+            if (m->stop_on_1 && m->alloc_type != AT_SAT) update_weight(m, c);
+        }
+    }
+    if (excl) n++;
+    if (n > 0) {
+        if (j) {
+            if (excl && add_span(m, u, j->id, m->at, m->duration, needs,
+                                 m->alloc_type == AT_ALLOC ? SP_ALLOC : SP_RESERVE) < 0)
+                out->oom = 1;
+            if (add_span(m, u, j->id, m->at, m->duration, 1, SP_X) < 0) out->oom = 1;
+            if (job_touch(j, u) < 0) out->oom = 1;
+        }
+        for (int i = 0; i < level; i++) bputs(&out->simple, i ? "---" : "      ---");
+        bprintf(&out->simple, "%s[%u:%s]\n", mg_str(m->g, x->name), needs, excl ? "x" : "s");
+        if (out->n == out->cap) {
+            uint32_t nc = out->cap ? out->cap * 2 : 64;
+            uint32_t *a = realloc(out->verts, nc * sizeof *a);
+            if (a) out->verts = a;
+            unsigned *b = realloc(out->needs, nc * sizeof *b);
+            if (b) out->needs = b;
+            uint8_t *c = realloc(out->excl, nc * sizeof *c);
+            if (c) out->excl = c;
+            if (!a || !b || !c) {
+                out->oom = 1;
+                level--;
+                return n;
+            }
+            out->cap = nc;
+        }
+        out->verts[out->n] = u;
+        out->needs[out->n] = needs;
+        out->excl[out->n] = excl;
+        out->n++;
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------------ writers */
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* "1-3,5" from sorted unique values */
+static void idset_encode(buf *b, const int64_t *v, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j + 1 < n && v[j + 1] == v[j] + 1) j++;
+        if (i) bputs(b, ",");
+        if (j == i) bprintf(b, "%lld", (long long)v[i]);
+        else bprintf(b, "%lld-%lld", (long long)v[i], (long long)v[j]);
+        i = j + 1;
+    }
+}
+
+static size_t uniq_sorted(int64_t *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_i64);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!k || v[k - 1] != v[i]) v[k++] = v[i];
+    return k;
+}
+
+static void write_jgf_graph(const matcher *m, const emit *out, buf *b)
+{
+    const mgraph *g = m->g;
+    bputs(b, "{\"nodes\":[");
+    for (uint32_t i = 0; i < out->n; i++) {
+        const mg_vertex *x = &g->v[out->verts[i]];
+        if (i) bputs(b, ",");
+        bprintf(b, "{\"id\":\"%lld\",\"metadata\":{\"type\":", (long long)x->uniq_id);
+        bjson_str(b, mg_type_name(g, x->type));
+        bputs(b, ",\"basename\":");
+        bjson_str(b, mg_str(g, x->basename));
+        bputs(b, ",\"name\":");
+        bjson_str(b, mg_str(g, x->name));
+        bprintf(b, ",\"id\":%lld,\"uniq_id\":%lld,\"rank\":%lld,\"exclusive\":%s,\"unit\":", (long long)x->id,
+                (long long)x->uniq_id, (long long)x->rank, out->excl[i] ? "true" : "false");
+        bjson_str(b, mg_str(g, x->unit));
+        bprintf(b, ",\"size\":%u", out->needs[i]);
+        if (x->nprop) {
+            bputs(b, ",\"properties\":{");
+            for (uint32_t p = 0; p < x->nprop; p++) {
+                if (p) bputs(b, ",");
+                bjson_str(b, mg_str(g, g->props[2 * (x->prop0 + p)]));
+                bputs(b, ":");
+                bjson_str(b, mg_str(g, g->props[2 * (x->prop0 + p) + 1]));
+            }
+            bputs(b, "}");
+        }
+        bputs(b, ",\"paths\":{\"containment\":");
+        bjson_str(b, mg_str(g, x->path));
+        bputs(b, "}}}");
+    }
+    bputs(b, "],\"edges\":[");
+    int first = 1;
+    for (uint32_t i = 0; i < out->n; i++) {
+        const mg_vertex *x = &g->v[out->verts[i]];
+        if (x->parent < 0) continue;
+        /* parent emitted? */
+        bool found = false;
+        for (uint32_t k = i + 1; k < out->n; k++)
+            if (out->verts[k] == (uint32_t)x->parent) {
+                found = true;
+                break;
+            }
+        if (!found) continue;
+        if (!first) bputs(b, ",");
+        first = 0;
+        bprintf(b, "{\"source\":\"%lld\",\"target\":\"%lld\",\"metadata\":{\"name\":{\"containment\":\"contains\"}}}",
+                (long long)g->v[x->parent].uniq_id, (long long)x->uniq_id);
+    }
+    bputs(b, "]}");
+}
+
+static void write_rv1(const matcher *m, const emit *out, buf *b, int64_t at, int64_t duration)
+{
+    const mgraph *g = m->g;
+    /* per rank: cores and gpus; ranks of nodes for the nodelist */
+    int64_t *ranks = malloc((out->n + 1) * sizeof *ranks);
+    if (!ranks) {
+        b->oom = 1;
+        return;
+    }
+    size_t nr = 0;
+    for (uint32_t i = 0; i < out->n; i++) {
+        const mg_vertex *x = &g->v[out->verts[i]];
+        if (x->type == g->node_type && x->rank >= 0) ranks[nr++] = x->rank;
+    }
+    nr = uniq_sorted(ranks, nr);
+    /* children strings per rank */
+    buf *kids = calloc(nr + 1, sizeof *kids);
+    int64_t *ids = malloc((out->n + 1) * sizeof *ids);
+    if (!kids || !ids) {
+        free(ranks), free(kids), free(ids);
+        b->oom = 1;
+        return;
+    }
+    for (size_t r = 0; r < nr; r++) {
+        int32_t types[2] = {g->core_type, g->gpu_type};
+        const char *tn[2] = {"core", "gpu"};
+        int first = 1;
+        for (int t = 0; t < 2; t++) {
+            size_t k = 0;
+            for (uint32_t i = 0; i < out->n; i++) {
+                const mg_vertex *x = &g->v[out->verts[i]];
+                if (x->type != types[t] || types[t] < 0) continue;
+                /* rank of the enclosing node */
+                int32_t p = (int32_t)out->verts[i];
+                int64_t rk = -1;
+                while (p >= 0) {
+                    if (g->v[p].type == g->node_type) {
+                        rk = g->v[p].rank;
+                        break;
+                    }
+                    p = g->v[p].parent;
+                }
+                if (rk == ranks[r]) ids[k++] = x->id;
+            }
+            if (!k) continue;
+            k = uniq_sorted(ids, k);
+            bprintf(&kids[r], "%s\"%s\":\"", first ? "" : ",", tn[t]);
+            idset_encode(&kids[r], ids, k);
+            bputs(&kids[r], "\"");
+            first = 0;
+        }
+    }
+    bputs(b, "{\"version\":1,\"execution\":{\"R_lite\":[");
+    int firstent = 1;
+    for (size_t r = 0; r < nr;) {
+        /* group ranks with identical children */
+        size_t k = 0;
+        int64_t *grp = malloc((nr + 1) * sizeof *grp);
+        if (!grp) {
+            b->oom = 1;
+            break;
+        }
+        const char *ks = kids[r].d ? kids[r].d : "";
+        bool *used = NULL;
+        (void)used;
+        size_t s = r;
+        while (s < nr && !strcmp(kids[s].d ? kids[s].d : "", ks)) grp[k++] = ranks[s++];
+        if (!firstent) bputs(b, ",");
+        firstent = 0;
+        bputs(b, "{\"rank\":\"");
+        idset_encode(b, grp, k);
+        bprintf(b, "\",\"children\":{%s}}", ks);
+        free(grp);
+        r = s;
+    }
+    bputs(b, "],\"nodelist\":[");
+    for (size_t r = 0; r < nr; r++) {
+        const char *nm = "";
+        for (uint32_t i = 0; i < out->n; i++) {
+            const mg_vertex *x = &g->v[out->verts[i]];
+            if (x->type == g->node_type && x->rank == ranks[r]) {
+                nm = mg_str(g, x->name);
+                break;
+            }
+        }
+        if (r) bputs(b, ",");
+        bjson_str(b, nm);
+    }
+    bprintf(b, "],\"starttime\":%lld,\"expiration\":%lld},\"scheduling\":{\"graph\":", (long long)at,
+            (long long)(at + duration));
+    write_jgf_graph(m, out, b);
+    bputs(b, "}}\n");
+    for (size_t r = 0; r < nr; r++) free(kids[r].d);
+    free(kids);
+    free(ids);
+    free(ranks);
+}
+
+/* --------------------------------------------------------------------- run */
+
+static void cres_free(cres *r, int n)
+{
+    for (int i = 0; i < n; i++) {
+        cres_free(r[i].with, r[i].nwith);
+        free(r[i].with);
+    }
+}
+
+static int compile(matcher *m, const mj_res *in, int n, cres **out)
+{
+    cres *r = calloc((size_t)(n ? n : 1), sizeof *r);
+    if (!r) return -1;
+    *out = r;
+    for (int i = 0; i < n; i++) {
+        r[i].type = mg_type_id(m->g, in[i].type, true);
+        r[i].slot = !strcmp(in[i].type, "slot");
+        r[i].min = in[i].min;
+        r[i].max = in[i].max;
+        r[i].oper = in[i].oper;
+        r[i].operand = in[i].operand;
+        r[i].excl = in[i].exclusive;
+        r[i].label = in[i].label;
+        if (in[i].exclusive == MJ_X_TRUE && !r[i].slot) {
+            int32_t *p = realloc(m->xtypes, (size_t)(m->nxtypes + 1) * sizeof *p);
+            if (!p) return -1;
+            m->xtypes = p;
+            m->xtypes[m->nxtypes++] = r[i].type;
+        }
+        if (r[i].type < 0) return -1;
+        if (in[i].nwith && compile(m, in[i].with, in[i].nwith, &r[i].with) < 0) return -1;
+        r[i].nwith = in[i].nwith;
+    }
+    return 0;
+}
+
+static int cmp_times(const void *a, const void *b)
+{
+    return cmp_i64(a, b);
+}
+
+static void info_block(buf *b, const mresult *r, int op)
+{
+    if (op == MOP_SATISFIABILITY) {
+        bputs(b, "INFO: =============================\n");
+        bprintf(b, "INFO: %s request\n", r->satisfiable ? "Satisfiable" : "Unsatisfiable");
+        bputs(b, "INFO: =============================\n");
+        return;
+    }
+    if (r->matched) {
+        bputs(b, "INFO: =============================\n");
+        bprintf(b, "INFO: JOBID=%lld\n", (long long)r->jobid);
+        bprintf(b, "INFO: RESOURCES=%s\n", r->at == 0 ? "ALLOCATED" : "RESERVED");
+        if (r->at == 0) bputs(b, "INFO: SCHEDULED AT=Now\n");
+        else bprintf(b, "INFO: SCHEDULED AT=%lld\n", (long long)r->at);
+        bputs(b, "INFO: =============================\n");
+    } else {
+        bputs(b, "INFO: =============================\n");
+        bputs(b, "INFO: No matching resources found\n");
+        if (!r->satisfiable) bputs(b, "INFO: Unsatisfiable request\n");
+        bprintf(b, "INFO: JOBID=%lld\n", (long long)r->jobid);
+        bputs(b, "INFO: =============================\n");
+    }
+}
+
+void m_result_free(mresult *r)
+{
+    free(r->simple);
+    free(r->info);
+    r->info = NULL;
+    free(r->rv1);
+    free(r->jgf);
+    r->simple = r->rv1 = r->jgf = NULL;
+}
+
+static int sat_check(matcher *m, const cres *R, int nR, bool x)
+{
+    int saved = m->alloc_type;
+    int64_t sat_at = m->at, sat_d = m->duration;
+    m->alloc_type = AT_SAT;
+    m->at = INT64_MAX - m->duration - 1;
+    int rc = select_at(m, R, nR, x);
+    m->alloc_type = saved;
+    m->at = sat_at;
+    m->duration = sat_d;
+    return rc;
+}
+
+void m_run(matcher *m, int op, const mjobspec *js, mresult *r)
+{
+    memset(r, 0, sizeof *r);
+    r->jobid = m->counter;
+    r->satisfiable = true;
+    m->errmsg[0] = 0;
+    buf text = {0};
+    if (!js) {
+        /* a jobspec that fails to parse: a failed match, the id is not used */
+        r->satisfiable = op != MOP_SATISFIABILITY;
+        info_block(&text, r, op);
+        r->simple = text.d;
+        r->info = text.d ? strdup(text.d) : NULL;
+        return;
+    }
+    cres *R = NULL;
+    free(m->xtypes);
+    m->xtypes = NULL;
+    m->nxtypes = 0;
+    m->slot_type = mg_type_id(m->g, "slot", true);
+    if (compile(m, js->res, js->nres, &R) < 0) {
+        snprintf(r->err, sizeof r->err, "out of memory");
+        cres_free(R, js->nres);
+        free(R);
+        return;
+    }
+    int nR = js->nres;
+    m->constraint = js->constraint;
+    int64_t dur;
+    bool bad_duration = false;
+    if (js->duration == 0) dur = GRAPH_END;
+    else if (js->duration > (double)GRAPH_END) {
+        bad_duration = true;
+        dur = GRAPH_END;
+    } else dur = (int64_t)ceil(js->duration);
+    m->duration = dur;
+    m->at = 0;
+    uint32_t root = (uint32_t)m->g->root;
+    bool x = false;
+    for (int i = 0; i < nR; i++)
+        if (R[i].type == m->g->v[root].type && R[i].excl == MJ_X_TRUE) x = true;
+    int rc = -1;
+    bool sat = true;
+    if (bad_duration) {
+        rc = -1;
+    } else if (op == MOP_SATISFIABILITY) {
+        rc = sat_check(m, R, nR, x);
+        sat = rc == 0;
+    } else {
+        m->alloc_type = AT_ALLOC;
+        rc = select_at(m, R, nR, x);
+        if (rc != 0 && !m->errmsg[0]) {
+            if (op == MOP_ALLOCATE_W_SAT) {
+                sat = sat_check(m, R, nR, x) == 0;
+            } else if (op == MOP_ALLOCATE_ORELSE_RESERVE) {
+                /* earliest end time of existing jobs at which it fits */
+                size_t nt = 0;
+                int64_t *times = malloc((m->njobs + 1) * sizeof *times);
+                if (times) {
+                    for (size_t i = 0; i < m->njobs; i++)
+                        if (m->jobs[i].state != 2) times[nt++] = m->jobs[i].at + m->jobs[i].duration;
+                    qsort(times, nt, sizeof *times, cmp_times);
+                    m->alloc_type = AT_RESERVE;
+                    for (size_t i = 0; i < nt && rc != 0; i++) {
+                        if (times[i] < 1 || (i && times[i] == times[i - 1])) continue;
+                        m->at = times[i];
+                        rc = select_at(m, R, nR, x);
+                        if (m->errmsg[0]) break;
+                    }
+                    free(times);
+                }
+                if (rc != 0 && !m->errmsg[0]) {
+                    m->at = 0;
+                    sat = sat_check(m, R, nR, x) == 0;
+                }
+            }
+        }
+        if (rc == 0) {
+            if (m->at >= GRAPH_END) rc = -1;
+            else if (m->at + m->duration > GRAPH_END) m->duration = GRAPH_END - m->at;
+        }
+    }
+    if (m->errmsg[0]) {
+        /* a traverser error: resource-query prints it and uses no id */
+        snprintf(r->err, sizeof r->err, "%s", m->errmsg);
+        cres_free(R, nR);
+        free(R);
+        arena_free(&m->arena);
+        return;
+    }
+    r->satisfiable = sat;
+    emit out;
+    memset(&out, 0, sizeof out);
+    if (rc == 0 && op != MOP_SATISFIABILITY) {
+        if (m->njobs == m->jobcap) {
+            size_t nc = m->jobcap ? m->jobcap * 2 : 16;
+            job *p = realloc(m->jobs, nc * sizeof *p);
+            if (p) {
+                m->jobs = p;
+                m->jobcap = nc;
+            }
+        }
+        if (m->njobs < m->jobcap) {
+            job *j = &m->jobs[m->njobs++];
+            memset(j, 0, sizeof *j);
+            j->id = m->counter;
+            j->at = m->at;
+            j->duration = m->duration;
+            j->state = m->at == 0 ? 0 : 1;
+            upd_dfv(m, j, &out, root, m->root_needs, m->root_excl, false, 0);
+            r->matched = out.n > 0;
+            r->reserved = m->at != 0;
+            r->at = m->at;
+        }
+    }
+    if (op != MOP_SATISFIABILITY) {
+        r->counted = true;
+        m->counter++;
+    }
+    buf simple = {0}, info = {0};
+    if (r->matched) badd(&simple, out.simple.d ? out.simple.d : "", out.simple.n);
+    info_block(&simple, r, op);
+    info_block(&info, r, op);
+    r->simple = simple.d;
+    r->info = info.d;
+    if (r->matched) {
+        buf rv = {0}, jg = {0};
+        write_rv1(m, &out, &rv, m->at, m->duration);
+        r->rv1 = rv.d;
+        bputs(&jg, "{\"graph\":");
+        write_jgf_graph(m, &out, &jg);
+        bputs(&jg, "}\n");
+        r->jgf = jg.d;
+    }
+    free(out.simple.d);
+    free(out.verts);
+    free(out.needs);
+    free(out.excl);
+    cres_free(R, nR);
+    free(R);
+    arena_free(&m->arena);
+}
+
+int m_cancel(matcher *m, int64_t jobid)
+{
+    job *j = find_job(m, jobid);
+    if (!j || j->state == 2) return -1;
+    for (uint32_t i = 0; i < j->nverts; i++) {
+        vstate *st = &m->st[j->verts[i]];
+        uint32_t k = 0;
+        for (uint32_t s = 0; s < st->n; s++)
+            if (st->s[s].jobid != jobid) st->s[k++] = st->s[s];
+        st->n = k;
+    }
+    if (m->stop_on_1)
+        for (uint32_t i = 0; i < j->nverts; i++) {
+            uint32_t v = j->verts[i];
+            if (m->g->v[v].parent >= 0) update_weight(m, v);
+        }
+    j->state = 2;
+    free(j->verts);
+    j->verts = NULL;
+    j->nverts = j->cap = 0;
+    return 0;
+}
+
+int m_info(const matcher *m, int64_t jobid, const char **state, int64_t *at, bool *reserved)
+{
+    for (size_t i = 0; i < m->njobs; i++)
+        if (m->jobs[i].id == jobid) {
+            const job *j = &m->jobs[i];
+            *state = j->state == 0 ? "ALLOCATED" : j->state == 1 ? "RESERVED" : "CANCELED";
+            *at = j->at;
+            *reserved = j->state == 1;
+            return 0;
+        }
+    return -1;
+}

@@ -1,0 +1,572 @@
+/* fluence.match: the Fluxion-compatible matcher as a Lua module.
+ *
+ *   local match = require "fluence.match"
+ *   local g, err = match.load_jgf(text, name)      -- graph userdata
+ *   local g, err = match.load_jgf_file(path)
+ *   local g, err = match.graph_from_resources(tbl)  -- see match_build below
+ *   local m = match.new(g, { policy = "first" })    -- matcher, own allocations
+ *   local r = m:run(op, jobspec_text, name)         -- see push_result
+ *   m:cancel(id)  m:info(id)  m:next_jobid()
+ *   match.parse_jobspec(text, name) -> table | nil, err
+ *
+ * Graph and matcher are userdata with __gc; a matcher keeps its graph alive
+ * through its user value. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <lauxlib.h>
+#include <lua.h>
+#include "match.h"
+
+#define GRAPH_MT "fluence.match.graph"
+#define MATCHER_MT "fluence.match.matcher"
+
+typedef struct lgraph {
+    mgraph *g;
+} lgraph;
+
+typedef struct lmatcher {
+    matcher *m;
+} lmatcher;
+
+static lgraph *push_graph(lua_State *L)
+{
+    lgraph *lg = lua_newuserdatauv(L, sizeof *lg, 0);
+    lg->g = NULL;
+    luaL_setmetatable(L, GRAPH_MT);
+    return lg;
+}
+
+static int graph_gc(lua_State *L)
+{
+    lgraph *lg = luaL_checkudata(L, 1, GRAPH_MT);
+    mg_free(lg->g);
+    lg->g = NULL;
+    return 0;
+}
+
+static mgraph *check_graph(lua_State *L, int i)
+{
+    lgraph *lg = luaL_checkudata(L, i, GRAPH_MT);
+    if (!lg->g) luaL_argerror(L, i, "graph is freed");
+    return lg->g;
+}
+
+static int l_load_jgf(lua_State *L)
+{
+    size_t len;
+    const char *text = luaL_checklstring(L, 1, &len);
+    const char *name = luaL_optstring(L, 2, "graph");
+    lgraph *lg = push_graph(L);
+    char err[512];
+    lg->g = mg_load_jgf(text, len, err, sizeof err);
+    if (!lg->g) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "%s:%s", name, err);
+        return 2;
+    }
+    return 1;
+}
+
+static int l_load_jgf_file(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "%s: %s", path, strerror(errno));
+        return 2;
+    }
+    struct stat st;
+    char *data = NULL;
+    size_t len = 0, cap = 0;
+    if (fstat(fd, &st) == 0 && st.st_size > 0) cap = (size_t)st.st_size + 65536;
+    for (;;) {
+        if (!data || len + 65536 > cap) {
+            size_t nc = !data && cap ? cap : cap ? cap * 2 : 65536 * 4;
+            while (len + 65536 > nc) nc *= 2;
+            char *p = realloc(data, nc);
+            if (!p) {
+                free(data);
+                close(fd);
+                return luaL_error(L, "not enough memory");
+            }
+            data = p;
+            cap = nc;
+        }
+        ssize_t n = read(fd, data + len, cap - len);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            int e = errno;
+            free(data);
+            close(fd);
+            lua_pushnil(L);
+            lua_pushfstring(L, "%s: %s", path, strerror(e));
+            return 2;
+        }
+        if (n == 0) break;
+        len += (size_t)n;
+    }
+    close(fd);
+    lgraph *lg = push_graph(L);
+    char err[512];
+    lg->g = mg_load_jgf(data ? data : "", len, err, sizeof err);
+    free(data);
+    if (!lg->g) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "%s:%s", path, err);
+        return 2;
+    }
+    return 1;
+}
+
+static int graph_stats(lua_State *L)
+{
+    mgraph *g = check_graph(L, 1);
+    lua_createtable(L, 0, 4);
+    lua_pushinteger(L, g->nv);
+    lua_setfield(L, -2, "vertices");
+    lua_pushinteger(L, g->nprops);
+    lua_setfield(L, -2, "properties");
+    size_t bytes = (size_t)g->cap * sizeof *g->v + g->nv * sizeof *g->children + g->strcap +
+                   (size_t)g->propcap * 2 * sizeof *g->props + g->ihcap * sizeof *g->ihash;
+    lua_pushinteger(L, (lua_Integer)bytes);
+    lua_setfield(L, -2, "bytes");
+    lua_pushstring(L, g->root >= 0 ? mg_str(g, g->v[g->root].name) : "");
+    lua_setfield(L, -2, "root");
+    return 1;
+}
+
+/* g:vertices() -> array of {name=, type=, path=, id=, size=, rank=, properties={}} */
+static int graph_vertices(lua_State *L)
+{
+    mgraph *g = check_graph(L, 1);
+    lua_createtable(L, (int)g->nv, 0);
+    for (uint32_t i = 0; i < g->nv; i++) {
+        const mg_vertex *x = &g->v[i];
+        lua_createtable(L, 0, 8);
+        lua_pushstring(L, mg_str(g, x->name));
+        lua_setfield(L, -2, "name");
+        lua_pushstring(L, mg_type_name(g, x->type));
+        lua_setfield(L, -2, "type");
+        lua_pushstring(L, mg_str(g, x->path));
+        lua_setfield(L, -2, "path");
+        lua_pushinteger(L, x->id);
+        lua_setfield(L, -2, "id");
+        lua_pushinteger(L, x->size);
+        lua_setfield(L, -2, "size");
+        lua_pushinteger(L, x->rank);
+        lua_setfield(L, -2, "rank");
+        lua_createtable(L, 0, (int)x->nprop);
+        for (uint32_t p = 0; p < x->nprop; p++) {
+            lua_pushstring(L, mg_str(g, g->props[2 * (x->prop0 + p) + 1]));
+            lua_setfield(L, -2, mg_str(g, g->props[2 * (x->prop0 + p)]));
+        }
+        lua_setfield(L, -2, "properties");
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    return 1;
+}
+
+/* --------------------------------------------------- graph_from_resources */
+
+/* match.graph_from_resources(spec): spec is a tree of
+ *   { type=, name=, basename=, id=, size=, rank=, properties = {k=v}, with = {...} }
+ * rooted at one table (the cluster).  Lua code (fluence.jobspecs /
+ * policies) turns the ConfigMap schema into this shape. */
+static int build_rec(lua_State *L, mgraph *g, int32_t parent, int idx, char *err, size_t errlen, int depth)
+{
+    if (depth > 64) {
+        snprintf(err, errlen, "resource tree too deep");
+        return -1;
+    }
+    idx = lua_absindex(L, idx);
+    if (!lua_istable(L, idx)) {
+        snprintf(err, errlen, "a resource must be a table");
+        return -1;
+    }
+    lua_getfield(L, idx, "type");
+    const char *type = lua_tostring(L, -1);
+    if (!type || !*type) {
+        lua_pop(L, 1);
+        snprintf(err, errlen, "a resource needs a type");
+        return -1;
+    }
+    lua_getfield(L, idx, "basename");
+    const char *basename = lua_tostring(L, -1);
+    lua_getfield(L, idx, "name");
+    const char *name = lua_tostring(L, -1);
+    lua_getfield(L, idx, "id");
+    int64_t id = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
+    lua_getfield(L, idx, "size");
+    int64_t size = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 1;
+    lua_getfield(L, idx, "rank");
+    int64_t rank = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : -1;
+    /* properties, sorted by key for a stable graph */
+    const char **props = NULL;
+    int np = 0;
+    lua_getfield(L, idx, "properties");
+    int pidx = lua_gettop(L);
+    if (lua_istable(L, pidx)) {
+        int n = 0;
+        lua_pushnil(L);
+        while (lua_next(L, pidx)) {
+            n++;
+            lua_pop(L, 1);
+        }
+        props = calloc((size_t)n * 2 + 2, sizeof *props);
+        if (!props) {
+            lua_settop(L, idx);
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        lua_pushnil(L);
+        while (lua_next(L, pidx)) {
+            if (lua_type(L, -2) == LUA_TSTRING) {
+                props[2 * np] = lua_tostring(L, -2);
+                lua_pushvalue(L, -1);
+                const char *v = lua_tostring(L, -1);
+                lua_pop(L, 1);
+                props[2 * np + 1] = v ? v : "";
+                np++;
+            }
+            lua_pop(L, 1);
+        }
+        for (int i = 1; i < np; i++)
+            for (int j = i; j > 0 && strcmp(props[2 * (j - 1)], props[2 * j]) > 0; j--) {
+                const char *k = props[2 * j], *v = props[2 * j + 1];
+                props[2 * j] = props[2 * (j - 1)];
+                props[2 * j + 1] = props[2 * (j - 1) + 1];
+                props[2 * (j - 1)] = k;
+                props[2 * (j - 1) + 1] = v;
+            }
+    }
+    int32_t v = mg_add_vertex(g, parent, type, basename, name, id, size, rank, props, np);
+    free(props);
+    if (v < 0) {
+        lua_settop(L, idx);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    lua_getfield(L, idx, "with");
+    int widx = lua_gettop(L);
+    if (lua_istable(L, widx)) {
+        lua_Integer n = (lua_Integer)lua_rawlen(L, widx);
+        for (lua_Integer i = 1; i <= n; i++) {
+            lua_rawgeti(L, widx, i);
+            int rc = build_rec(L, g, v, -1, err, errlen, depth + 1);
+            lua_pop(L, 1);
+            if (rc < 0) {
+                lua_settop(L, idx);
+                return -1;
+            }
+        }
+    }
+    lua_settop(L, idx);
+    return 0;
+}
+
+static int l_graph_from_tree(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lgraph *lg = push_graph(L);
+    lg->g = mg_new();
+    if (!lg->g) return luaL_error(L, "not enough memory");
+    char err[256];
+    if (build_rec(L, lg->g, -1, 1, err, sizeof err, 0) < 0 || mg_finish(lg->g, err, sizeof err) < 0) {
+        lua_pushnil(L);
+        lua_pushstring(L, err);
+        return 2;
+    }
+    return 1;
+}
+
+/* ---------------------------------------------------------------- matcher */
+
+static int l_new(lua_State *L)
+{
+    mgraph *g = check_graph(L, 1);
+    const char *policy = "first";
+    if (lua_istable(L, 2)) {
+        lua_getfield(L, 2, "policy");
+        if (lua_isstring(L, -1)) policy = lua_tostring(L, -1);
+    } else if (lua_isstring(L, 2)) {
+        policy = lua_tostring(L, 2);
+    }
+    lmatcher *lm = lua_newuserdatauv(L, sizeof *lm, 1);
+    lm->m = NULL;
+    luaL_setmetatable(L, MATCHER_MT);
+    lua_pushvalue(L, 1);
+    lua_setiuservalue(L, -2, 1);
+    char err[256];
+    lm->m = m_new(g, policy, err, sizeof err);
+    if (!lm->m) {
+        lua_pushnil(L);
+        lua_pushstring(L, err);
+        return 2;
+    }
+    return 1;
+}
+
+static int matcher_gc(lua_State *L)
+{
+    lmatcher *lm = luaL_checkudata(L, 1, MATCHER_MT);
+    m_free(lm->m);
+    lm->m = NULL;
+    return 0;
+}
+
+static matcher *check_matcher(lua_State *L, int i)
+{
+    lmatcher *lm = luaL_checkudata(L, i, MATCHER_MT);
+    if (!lm->m) luaL_argerror(L, i, "matcher is freed");
+    return lm->m;
+}
+
+static int op_from_name(const char *s)
+{
+    if (!strcmp(s, "allocate")) return MOP_ALLOCATE;
+    if (!strcmp(s, "allocate_with_satisfiability")) return MOP_ALLOCATE_W_SAT;
+    if (!strcmp(s, "allocate_orelse_reserve")) return MOP_ALLOCATE_ORELSE_RESERVE;
+    if (!strcmp(s, "satisfiability")) return MOP_SATISFIABILITY;
+    return -1;
+}
+
+static void set_str(lua_State *L, const char *k, const char *v)
+{
+    if (!v) return;
+    lua_pushstring(L, v);
+    lua_setfield(L, -2, k);
+}
+
+/* m:run(op, text, name) -> { ok, jobid, reserved, at, satisfiable, counted,
+ *   simple, rv1, jgf, error, parse_error } */
+static int matcher_run(lua_State *L)
+{
+    matcher *m = check_matcher(L, 1);
+    const char *opname = luaL_checkstring(L, 2);
+    size_t len;
+    const char *text = luaL_checklstring(L, 3, &len);
+    const char *name = luaL_optstring(L, 4, "jobspec");
+    int op = op_from_name(opname);
+    if (op < 0) return luaL_argerror(L, 2, "unknown match operation");
+    char err[512];
+    mjobspec *js = mj_parse(text, len, name, err, sizeof err);
+    mresult r;
+    m_run(m, op, js, &r);
+    mj_free(js);
+    lua_createtable(L, 0, 12);
+    lua_pushboolean(L, r.matched);
+    lua_setfield(L, -2, "ok");
+    lua_pushinteger(L, r.jobid);
+    lua_setfield(L, -2, "jobid");
+    lua_pushboolean(L, r.reserved);
+    lua_setfield(L, -2, "reserved");
+    lua_pushinteger(L, r.at);
+    lua_setfield(L, -2, "at");
+    lua_pushboolean(L, r.satisfiable);
+    lua_setfield(L, -2, "satisfiable");
+    lua_pushboolean(L, r.counted);
+    lua_setfield(L, -2, "counted");
+    set_str(L, "simple", r.simple);
+    set_str(L, "info", r.info);
+    set_str(L, "rv1", r.rv1);
+    set_str(L, "jgf", r.jgf);
+    if (!js) set_str(L, "error", err);
+    else if (r.err[0]) set_str(L, "error", r.err);
+    if (!js) {
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, "parse_error");
+    }
+    m_result_free(&r);
+    return 1;
+}
+
+static int matcher_cancel(lua_State *L)
+{
+    matcher *m = check_matcher(L, 1);
+    lua_Integer id = luaL_checkinteger(L, 2);
+    if (m_cancel(m, id) < 0) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "nonexistent job %I", id);
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+static int matcher_info(lua_State *L)
+{
+    matcher *m = check_matcher(L, 1);
+    lua_Integer id = luaL_checkinteger(L, 2);
+    const char *state;
+    int64_t at;
+    bool reserved;
+    if (m_info(m, id, &state, &at, &reserved) < 0) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "jobid doesn't exist: %I", id);
+        return 2;
+    }
+    lua_createtable(L, 0, 4);
+    lua_pushinteger(L, id);
+    lua_setfield(L, -2, "jobid");
+    lua_pushstring(L, state);
+    lua_setfield(L, -2, "state");
+    lua_pushinteger(L, at);
+    lua_setfield(L, -2, "at");
+    lua_pushboolean(L, reserved);
+    lua_setfield(L, -2, "reserved");
+    return 1;
+}
+
+static int matcher_next_jobid(lua_State *L)
+{
+    lua_pushinteger(L, m_next_jobid(check_matcher(L, 1)));
+    return 1;
+}
+
+/* ---------------------------------------------------------- parse_jobspec */
+
+static void push_res(lua_State *L, const mj_res *r)
+{
+    lua_createtable(L, 0, 7);
+    set_str(L, "type", r->type);
+    if (r->min == r->max) {
+        lua_pushinteger(L, r->min);
+    } else {
+        lua_createtable(L, 0, 4);
+        lua_pushinteger(L, r->min);
+        lua_setfield(L, -2, "min");
+        if (r->max != 0xffffffffu) {
+            lua_pushinteger(L, r->max);
+            lua_setfield(L, -2, "max");
+            char op[2] = {r->oper, 0};
+            lua_pushstring(L, op);
+            lua_setfield(L, -2, "operator");
+            lua_pushinteger(L, r->operand);
+            lua_setfield(L, -2, "operand");
+        }
+    }
+    lua_setfield(L, -2, "count");
+    set_str(L, "unit", r->unit);
+    set_str(L, "label", r->label);
+    set_str(L, "id", r->id);
+    if (r->exclusive != MJ_X_UNSPEC) {
+        lua_pushboolean(L, r->exclusive == MJ_X_TRUE);
+        lua_setfield(L, -2, "exclusive");
+    }
+    if (r->nwith) {
+        lua_createtable(L, r->nwith, 0);
+        for (int i = 0; i < r->nwith; i++) {
+            push_res(L, &r->with[i]);
+            lua_rawseti(L, -2, i + 1);
+        }
+        lua_setfield(L, -2, "with");
+    }
+}
+
+static void push_cons(lua_State *L, const mj_cons *k)
+{
+    static const char *names[] = {"properties", "and", "or", "not", "hostlist", "ranks"};
+    lua_newtable(L);
+    if (k->op == MJC_TRUE) return;
+    if (k->op == MJC_AND && k->nitems == 0) {
+        /* top level mapping: one key per kid */
+        for (int i = 0; i < k->nkids; i++) {
+            const mj_cons *s = &k->kids[i];
+            lua_createtable(L, s->nitems + s->nkids, 0);
+            for (int j = 0; j < s->nitems; j++) {
+                lua_pushstring(L, s->items[j]);
+                lua_rawseti(L, -2, j + 1);
+            }
+            for (int j = 0; j < s->nkids; j++) {
+                push_cons(L, &s->kids[j]);
+                lua_rawseti(L, -2, j + 1);
+            }
+            lua_setfield(L, -2, names[s->op]);
+        }
+    }
+}
+
+static int l_parse_jobspec(lua_State *L)
+{
+    size_t len;
+    const char *text = luaL_checklstring(L, 1, &len);
+    const char *name = luaL_optstring(L, 2, "jobspec");
+    char err[512];
+    mjobspec *js = mj_parse(text, len, name, err, sizeof err);
+    if (!js) {
+        lua_pushnil(L);
+        lua_pushstring(L, err);
+        return 2;
+    }
+    lua_createtable(L, 0, 4);
+    lua_pushinteger(L, js->version);
+    lua_setfield(L, -2, "version");
+    lua_createtable(L, js->nres, 0);
+    for (int i = 0; i < js->nres; i++) {
+        push_res(L, &js->res[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "resources");
+    lua_createtable(L, js->ntasks, 0);
+    for (int i = 0; i < js->ntasks; i++) {
+        lua_createtable(L, 0, 2);
+        set_str(L, "slot", js->tasks[i].slot);
+        lua_createtable(L, 0, 1);
+        lua_pushinteger(L, js->tasks[i].per_slot ? js->tasks[i].per_slot : js->tasks[i].total);
+        lua_setfield(L, -2, js->tasks[i].per_slot ? "per_slot" : "total");
+        lua_setfield(L, -2, "count");
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "tasks");
+    lua_createtable(L, 0, 1);
+    lua_createtable(L, 0, 2);
+    if (js->duration > 0) {
+        lua_pushnumber(L, js->duration);
+        lua_setfield(L, -2, "duration");
+    }
+    if (js->constraint) {
+        push_cons(L, js->constraint);
+        lua_setfield(L, -2, "constraints");
+    }
+    lua_setfield(L, -2, "system");
+    lua_setfield(L, -2, "attributes");
+    mj_free(js);
+    return 1;
+}
+
+int luaopen_fluence_match(lua_State *L)
+{
+    static const luaL_Reg graph_methods[] = {
+        {"stats", graph_stats}, {"vertices", graph_vertices}, {NULL, NULL}};
+    static const luaL_Reg matcher_methods[] = {{"run", matcher_run},
+                                               {"cancel", matcher_cancel},
+                                               {"info", matcher_info},
+                                               {"next_jobid", matcher_next_jobid},
+                                               {NULL, NULL}};
+    static const luaL_Reg funcs[] = {{"load_jgf", l_load_jgf},
+                                     {"load_jgf_file", l_load_jgf_file},
+                                     {"graph_from_tree", l_graph_from_tree},
+                                     {"new", l_new},
+                                     {"parse_jobspec", l_parse_jobspec},
+                                     {NULL, NULL}};
+    luaL_newmetatable(L, GRAPH_MT);
+    lua_pushcfunction(L, graph_gc);
+    lua_setfield(L, -2, "__gc");
+    luaL_newlib(L, graph_methods);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+    luaL_newmetatable(L, MATCHER_MT);
+    lua_pushcfunction(L, matcher_gc);
+    lua_setfield(L, -2, "__gc");
+    luaL_newlib(L, matcher_methods);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+    luaL_newlib(L, funcs);
+    return 1;
+}
