@@ -88,6 +88,7 @@ struct msite {
     int mode;                       /* SITE_* */
     int level;                      /* 0: into annotations, 1: into metadata, 2: into the object */
     int flow, json, pretty, at_begin, empty;
+    int compact;                    /* JSON without spaces after ':' and ',' */
     size_t pos, del_end;            /* insert at pos, replacing [pos, del_end) */
     size_t target;                  /* byte offset identifying the edited mapping (dedupe) */
     uint32_t indent, step;          /* column of new entries at level; indentation step */

@@ -99,13 +99,21 @@ static size_t store_str(lua_State *L, struct mstore *s, const char *str, size_t 
     return at;
 }
 
+/* Is key written "k":v, without a space (compact JSON)? */
+static int compact_after(const struct mparse *p, size_t key)
+{
+    size_t q = p->tree.nodes[key].end;
+    return q + 1 < p->len && p->text[q] == ':' && !strchr(" \t\r\n", p->text[q + 1]);
+}
+
 static int is_json_key(const struct mtree *t, size_t key)
 {
     return key && t->nodes[key].type == MN_SCALAR && t->nodes[key].style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
 }
 
 /* Sets st to insert entries (wrapped in `level` mappings) into mapping x. */
-static void insert_into(lua_State *L, struct mparse *p, struct msite *st, size_t x, size_t holder_key, int level)
+static void insert_into(lua_State *L, struct mparse *p, struct msite *st, size_t x, size_t holder_key,
+                        size_t parent, int level)
 {
     const struct mtree *t = &p->tree;
     const struct mnode *m = &t->nodes[x];
@@ -121,11 +129,18 @@ static void insert_into(lua_State *L, struct mparse *p, struct msite *st, size_t
             while (q > m->start && text[q - 1] != '}') q--;
             st->pos = q ? q - 1 : 0;
             st->empty = 1;
+            st->compact = st->json && holder_key && compact_after(p, holder_key);
+            /* {} in a multi-line mapping: open it over lines too */
+            if (holder_key && parent && t->nodes[t->nodes[parent].first].line != t->nodes[parent].line) {
+                st->pretty = 1;
+                st->indent = t->nodes[holder_key].col + st->step;
+            }
         } else {
             const struct mnode *first = &t->nodes[m->first], *last = &t->nodes[m->last];
             st->pos = last->end;
             st->pretty = first->line != m->line;
             st->indent = first->col;
+            st->compact = st->json && compact_after(p, m->first);
         }
         st->del_end = st->pos;
         return;
@@ -170,6 +185,7 @@ static void replace_null(struct mparse *p, struct msite *st, size_t v, size_t ke
     st->del_end = n->end;
     if (st->flow) {
         st->json = is_json_key(t, key);
+        st->compact = st->json && compact_after(p, key);
         st->pretty = t->nodes[pm->first].line != pm->line;
         st->indent = t->nodes[key].col;
     } else {
@@ -231,16 +247,16 @@ void me_sites_for(lua_State *L, struct mparse *p, struct mstore *s, int obj, siz
     mt_resolve(t, map, &map);
     size_t mkey, meta = mt_get(t, map, "metadata", &mkey), metai;
     const struct mnode *md = mt_resolve(t, meta, &metai);
-    if (!meta) insert_into(L, p, &st, map, 0, 2);
+    if (!meta) insert_into(L, p, &st, map, 0, 0, 2);
     else if (mt_is_null(t, meta)) replace_null(p, &st, meta, mkey, map, 1); else if (md->type != MN_MAP) site_error(&st, "metadata is not a mapping", t->nodes[meta].start);
     else {
         size_t akey, ann = mt_get(t, metai, "annotations", &akey), anni;
         const struct mnode *an = mt_resolve(t, ann, &anni);
-        if (!ann) insert_into(L, p, &st, metai, mkey, 1);
+        if (!ann) insert_into(L, p, &st, metai, mkey, map, 1);
         else if (mt_is_null(t, ann)) replace_null(p, &st, ann, akey, metai, 0);
         else if (an->type != MN_MAP) site_error(&st, "metadata.annotations is not a mapping", t->nodes[ann].start);
         else {
-            insert_into(L, p, &st, anni, akey, 0);
+            insert_into(L, p, &st, anni, akey, metai, 0);
             if (st.mode == SITE_INSERT) record_entries(L, p, s, &st, anni);
         }
     }
@@ -265,7 +281,7 @@ static void wrap_key(lua_State *L, struct strbuf *b, const struct msite *st, int
 static void entry(lua_State *L, struct strbuf *b, const struct msite *st, const struct mkv *kv)
 {
     me_scalar(L, b, kv->k, kv->kl, st->json);
-    strbuf_adds(L, b, ": ");
+    strbuf_adds(L, b, st->compact ? ":" : ": ");
     me_scalar(L, b, kv->v, kv->vl, st->json);
 }
 
@@ -292,13 +308,13 @@ static void flow_items(lua_State *L, struct strbuf *b, const struct msite *st, i
 {
     if (level > 0) {
         wrap_key(L, b, st, level);
-        strbuf_adds(L, b, ": {");
+        strbuf_adds(L, b, st->compact ? ":{" : ": {");
         flow_items(L, b, st, level - 1, kv, n);
         strbuf_addc(L, b, '}');
         return;
     }
     for (size_t i = 0; i < n; i++) {
-        if (i) strbuf_adds(L, b, ", ");
+        if (i) strbuf_adds(L, b, st->compact ? "," : ", ");
         entry(L, b, st, &kv[i]);
     }
 }
@@ -339,9 +355,12 @@ void me_site_text(lua_State *L, struct strbuf *b, const struct msite *st, const 
         if (st->mode == SITE_REPLACE_NULL) {
             if (st->pretty) pretty_map(L, b, st, st->level, st->indent, kv, n);
             else { strbuf_addc(L, b, '{'); flow_items(L, b, st, st->level, kv, n); strbuf_addc(L, b, '}'); }
+        } else if (st->pretty && st->empty) {
+            pretty_items(L, b, st, st->level, st->indent, 0, kv, n);
+            put_nl(L, b, st, st->indent - st->step);
         } else if (st->pretty) pretty_items(L, b, st, st->level, st->indent, 1, kv, n);
         else {
-            if (!st->empty) strbuf_adds(L, b, ", ");
+            if (!st->empty) strbuf_adds(L, b, st->compact ? "," : ", ");
             flow_items(L, b, st, st->level, kv, n);
         }
         return;

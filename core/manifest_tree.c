@@ -59,12 +59,16 @@ struct mparse *mp_push(lua_State *L, const char *name, const char *text, size_t 
     lua_setmetatable(L, -2);
     if (!yaml_parser_initialize(&p->parser)) luaL_error(L, "not enough memory");
     p->parser_ready = 1;
-    /* UTF-8 always: the byte offsets assume it (a UTF-8 BOM is still skipped) */
-    yaml_parser_set_encoding(&p->parser, YAML_UTF8_ENCODING);
     yaml_parser_set_input_string(&p->parser, (const unsigned char *)text, len);
     p->name = name;
     p->text = text;
     p->len = len;
+    /* the byte offsets assume UTF-8; libyaml skips a UTF-8 BOM without
+     * counting it, and would decode UTF-16 (marked by its BOM) */
+    if (len >= 2 && ((unsigned char)text[0] == 0xFF || (unsigned char)text[0] == 0xFE) &&
+        ((unsigned char)text[1] == 0xFE || (unsigned char)text[1] == 0xFF))
+        mp_error(L, p, 0, "UTF-16 is not supported: convert the manifest to UTF-8");
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) p->cur_byte = 3;
     return p;
 }
 

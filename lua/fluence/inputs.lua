@@ -1,0 +1,124 @@
+-- Gathering the manifests named by -f: files, directories, "-" for stdin.
+--
+--   inputs.read(filenames, recursive) -> { { name = display_name, text = bytes }, ... }
+--   inputs.join(texts) -> one stream (kubectl's way of concatenating files)
+--
+-- Directories contribute their *.yaml, *.yml and *.json entries in sorted
+-- order; subdirectories only with recursive (-R).  Stdin may be named once.
+-- Any problem is an INPUT error naming the path.
+local sys = require "fluence.sys"
+local errors = require "fluence.errors"
+
+local inputs = {}
+
+local EXTENSIONS = { yaml = true, yml = true, json = true }
+
+local function manifest_name(name)
+  local ext = name:match("%.([^.]+)$")
+  return ext and EXTENSIONS[ext:lower()] or false
+end
+
+local function join_path(dir, name)
+  if dir:sub(-1) == "/" then return dir .. name end
+  return dir .. "/" .. name
+end
+
+local function read_one(path, display, out)
+  local text, err = sys.read_file(path)
+  if not text then errors.raise("INPUT", "cannot read %s", err or display) end
+  out[#out + 1] = { name = display, text = text }
+end
+
+local function read_dir(dir, recursive, out, depth)
+  if depth > 64 then errors.raise("INPUT", "%s: directories nested too deeply (a symlink loop?)", dir) end
+  local names, err = sys.list_dir(dir)
+  if not names then errors.raise("INPUT", "cannot read directory %s", err or dir) end
+  local found = 0
+  for _, name in ipairs(names) do
+    local path = join_path(dir, name)
+    local kind = sys.kind(path)
+    if kind == "dir" then
+      if recursive and name:sub(1, 1) ~= "." then
+        found = found + read_dir(path, recursive, out, depth + 1)
+      end
+    elseif kind == "file" and manifest_name(name) then
+      read_one(path, path, out)
+      found = found + 1
+    end
+  end
+  return found
+end
+
+function inputs.read(filenames, recursive)
+  if type(filenames) == "string" then filenames = { filenames } end
+  if not filenames or #filenames == 0 then
+    errors.raise("INPUT", "no manifests given (use -f FILE, -f DIRECTORY or -f - for stdin)")
+  end
+  local out, stdin_used = {}, false
+  for _, f in ipairs(filenames) do
+    if f == "-" then
+      if stdin_used then errors.raise("INPUT", "-f -: standard input can be read only once") end
+      stdin_used = true
+      read_one("-", "-", out)
+    else
+      local kind = sys.kind(f)
+      if kind == nil then
+        errors.raise("INPUT", "%s: no such file or directory", f)
+      elseif kind == "dir" then
+        if read_dir(f, recursive, out, 0) == 0 then
+          errors.raise("INPUT", "%s: no manifests found (*.yaml, *.yml, *.json%s)", f,
+                       recursive and "" or "; use -R to search subdirectories")
+        end
+      else
+        read_one(f, f, out)
+      end
+    end
+  end
+  return out
+end
+
+-- Does the text end inside an unterminated last line?  Then a separator
+-- needs a newline first.
+local function ends_with_newline(text)
+  return text == "" or text:sub(-1) == "\n"
+end
+
+-- Position of the first byte that is not blank or part of a comment line.
+local function skip_comments(text)
+  local pos = 1
+  while true do
+    local p = text:match("^[ \t\r\n]*()", pos)
+    if text:sub(p, p) ~= "#" then return p end
+    pos = text:match("^[^\n]*\n?()", p)
+    if pos > #text then return pos end
+  end
+end
+
+-- Concatenates rendered texts into one YAML stream.  Each text after the
+-- first starts a new document ("---") unless it already begins with one, so
+-- documents never merge; a file ending in "..." or a JSON file needs the same
+-- separator.  A leading UTF-8 BOM is only valid at the very start: later ones
+-- are dropped.
+function inputs.join(texts)
+  local parts = {}
+  for i, text in ipairs(texts) do
+    if type(text) == "table" then text = text.text end
+    if i > 1 then
+      if text:sub(1, 3) == "\239\187\191" then text = text:sub(4) end
+      if #parts > 0 and not ends_with_newline(parts[#parts]) then parts[#parts + 1] = "\n" end
+      local crlf = text:find("\r\n", 1, true) ~= nil
+      local nl = crlf and "\r\n" or "\n"
+      local first = skip_comments(text)
+      if text:sub(first, first) == "%" then
+        -- directives are only allowed once the previous document is closed
+        parts[#parts + 1] = "..." .. nl
+      elseif not (text:match("^%-%-%-[ \t\r\n]", first) or text:match("^%-%-%-$", first)) then
+        parts[#parts + 1] = "---" .. nl
+      end
+    end
+    parts[#parts + 1] = text
+  end
+  return table.concat(parts)
+end
+
+return inputs

@@ -1,0 +1,431 @@
+-- fluence.manifest: byte-preserving reading and rewriting of manifests.
+--
+-- The fixture corpus lives in spec/fixtures/manifests: NAME.yaml / NAME.json
+-- inputs with NAME.golden outputs (after setting the two annotations below on
+-- every object that asks for selection).  FLUENCE_UPDATE_GOLDEN=1 rewrites
+-- the golden files (review the diff!).
+local manifest = require "fluence.manifest"
+local yaml = require "fluence.yaml"
+local json = require "fluence.json"
+
+local DIR = "spec/fixtures/manifests/"
+local BACKEND = "fluence.flux-framework.org/require-backend"
+local RESULT = "fluence.flux-framework.org/select-result"
+local AUDIT = '{"policy":"min-cost","chosen":"gpu-l4","candidates":[{"name":"gpu-l4","cost_usd":0.8}],'
+  .. '"note":"say \\"hi\\": {ok} # not a comment"}'
+local EDITS = { [BACKEND] = "gpu-l4", [RESULT] = AUDIT }
+
+local function slurp(path)
+  local f = assert(io.open(path, "rb"))
+  local d = f:read("a")
+  f:close()
+  return d
+end
+
+local function fixtures()
+  local list = {}
+  local p = io.popen("ls " .. DIR)
+  for name in p:lines() do
+    if name:match("%.yaml$") or name:match("%.json$") then list[#list + 1] = name end
+  end
+  p:close()
+  table.sort(list)
+  return list
+end
+
+-- Parses, sets EDITS on every object that wants selection, renders.
+local function rewrite(text, name)
+  local s = assert(manifest.parse(text, name))
+  for _, o in ipairs(s:objects()) do
+    if o.wants_selection then assert(s:set_annotations(o.index, EDITS)) end
+  end
+  return s:render(), s
+end
+
+-- Drops what the rewrite adds so input and output can be compared: the two
+-- keys, then annotations/metadata left empty (or null) by that.
+local function normalize(v)
+  if type(v) ~= "table" then return v end
+  local out = {}
+  for k, x in pairs(v) do out[k] = normalize(x) end
+  if type(out.annotations) == "table" or out.annotations == yaml.null then
+    if type(out.annotations) == "table" then
+      out.annotations[BACKEND] = nil
+      out.annotations[RESULT] = nil
+    end
+    if out.annotations == yaml.null or next(out.annotations) == nil then out.annotations = nil end
+  end
+  if out.metadata == yaml.null or (type(out.metadata) == "table" and next(out.metadata) == nil) then
+    out.metadata = nil
+  end
+  return out
+end
+
+describe("fluence.manifest fixtures", function()
+  for _, file in ipairs(fixtures()) do
+    local base = file:gsub("%.%w+$", "")
+    describe(file, function()
+      local input = slurp(DIR .. file)
+      local output, stream = rewrite(input, file)
+
+      it("matches the golden output", function()
+        local golden_path = DIR .. base .. ".golden"
+        if os.getenv("FLUENCE_UPDATE_GOLDEN") then
+          local f = assert(io.open(golden_path, "wb"))
+          f:write(output)
+          f:close()
+        end
+        assert.are.equal(slurp(golden_path), output)
+      end)
+
+      it("is idempotent", function()
+        assert.are.equal(output, (rewrite(output, file)))
+      end)
+
+      it("changes nothing but the added annotations (libyaml round trip)", function()
+        local before = assert(yaml.decode_all(input, file))
+        local after = assert(yaml.decode_all(output, file))
+        assert.are.same(normalize(before), normalize(after))
+      end)
+
+      it("writes values that read back exactly, on objects and Fluence pod templates", function()
+        local again = assert(manifest.parse(output, file))
+        local objs, orig = again:objects(), stream:objects()
+        assert.are.equal(#orig, #objs)
+        for i, o in ipairs(objs) do
+          if orig[i].wants_selection then
+            assert.are.equal("gpu-l4", o.annotations[BACKEND])
+            assert.are.equal(AUDIT, o.annotations[RESULT])
+            for _, t in ipairs(o.templates) do
+              if t.targets_fluence then
+                assert.are.equal("gpu-l4", t.annotations[BACKEND], t.path)
+                assert.are.equal(AUDIT, t.annotations[RESULT], t.path)
+              end
+            end
+          else
+            assert.are.same(orig[i].annotations, o.annotations)
+          end
+        end
+      end)
+
+      if file:match("%.json$") then
+        it("stays JSON", function()
+          assert.is_true(stream:is_json())
+          assert(json.decode(output, file))
+        end)
+      end
+
+      it("gives every object as JSON equal to its YAML", function()
+        local docs = assert(yaml.decode_all(output, file))
+        local objects = {}
+        for _, d in ipairs(docs) do
+          if type(d) == "table" and type(d.kind) == "string" and d.kind:match("List$") and d.items then
+            for _, item in ipairs(d.items) do objects[#objects + 1] = item end
+          elseif type(d) == "table" then
+            objects[#objects + 1] = d
+          end
+        end
+        for i, o in ipairs(objects) do
+          if type(o.metadata) == "table" then o.metadata.managedFields = nil end
+          assert.are.same(o, assert(json.decode(assert(stream:object_json(i)))))
+        end
+      end)
+    end)
+  end
+end)
+
+describe("fluence.manifest objects", function()
+  local function objects(text)
+    return assert(manifest.parse(text, "t.yaml")):objects()
+  end
+
+  it("describes a Job and its pod template", function()
+    local o = objects(slurp(DIR .. "job.yaml"))[1]
+    assert.are.equal(1, o.index)
+    assert.are.equal("Job", o.kind)
+    assert.are.equal("batch/v1", o.apiVersion)
+    assert.are.equal("train-job", o.name)
+    assert.are.equal(4, o.parallelism)
+    assert.are.equal(4, o.completions)
+    assert.is_nil(o.replicas)
+    assert.is_true(o.targets_fluence)
+    assert.is_true(o.wants_selection)
+    assert.are.equal(2, o.line)
+    assert.are.equal(1, #o.templates)
+    local t = o.templates[1]
+    assert.are.equal("spec.template", t.path)
+    assert.are.equal("fluence", t.scheduler_name)
+    assert.are.equal(4, t.replicas)
+    assert.are.same({ cpu = "1", memory = "512Mi" }, t.containers[1].requests)
+    assert.are.equal("worker", t.containers[1].name)
+    assert.are.same({}, t.annotations)
+    assert.is_string(o.json)
+    assert.are.equal("train-job", json.decode(o.json).metadata.name)
+  end)
+
+  it("treats a Pod as its own template, with requests, limits and env", function()
+    local o = objects(slurp(DIR .. "pod.yaml"))[1]
+    assert.are.equal("ml", o.namespace)
+    local t = o.templates[1]
+    assert.are.equal("", t.path)
+    assert.are.same({ cpu = "2", memory = "4Gi", ["nvidia.com/gpu"] = "1" }, t.containers[1].requests)
+    assert.are.same({ ["nvidia.com/gpu"] = "1" }, t.containers[1].limits)
+    assert.are.same({ N_SHOTS = "100" }, t.containers[1].env)
+  end)
+
+  it("finds pod templates at any depth, with the nearest replica count", function()
+    local o = objects(slurp(DIR .. "jobset.yaml"))[1]
+    local paths = {}
+    for _, t in ipairs(o.templates) do paths[#paths + 1] = t.path .. "=" .. tostring(t.replicas) end
+    assert.are.same({
+      "spec.replicatedJobs[0].template.spec.template=1",
+      "spec.replicatedJobs[1].template.spec.template=3",
+      "spec.replicatedJobs[2].template.spec.template=1",
+    }, paths)
+    assert.is_true(o.templates[1].targets_fluence)
+    assert.is_false(o.templates[3].targets_fluence)
+    local m = objects(slurp(DIR .. "mpijob.yaml"))[1]
+    assert.are.equal("spec.mpiReplicaSpecs.Launcher.template", m.templates[1].path)
+    assert.are.equal(2, m.templates[2].replicas)
+    local c = objects(slurp(DIR .. "cronjob.yaml"))[1]
+    assert.are.equal("spec.jobTemplate.spec.template", c.templates[1].path)
+    assert.are.equal(2, c.templates[1].replicas)
+    local pt = objects(slurp(DIR .. "podtemplate.yaml"))[1]
+    assert.are.equal("template", pt.templates[1].path)
+  end)
+
+  it("recognises the group label on the object or a template", function()
+    local rc = objects(slurp(DIR .. "replicationcontroller.yaml"))[1]
+    assert.is_nil(rc.templates[1].scheduler_name)
+    assert.is_true(rc.templates[1].targets_fluence)
+    assert.is_true(rc.wants_selection)
+    local mc = objects(slurp(DIR .. "minicluster.yaml"))[1]
+    assert.is_true(mc.targets_fluence)
+    local a = objects(slurp(DIR .. "anchors.yaml"))[1]
+    assert.is_true(a.templates[1].targets_fluence)
+    assert.are.equal("init", a.templates[1].init_containers[1].name)
+  end)
+
+  it("leaves non-Fluence objects alone", function()
+    local objs = objects(slurp(DIR .. "nonfluence.yaml"))
+    assert.are.equal(2, #objs)
+    assert.is_false(objs[1].targets_fluence)
+    assert.is_false(objs[1].wants_selection)
+    assert.are.equal(0, #objs[2].templates)
+  end)
+
+  it("makes each List item an object, and skips empty documents", function()
+    local objs = objects(slurp(DIR .. "list.yaml"))
+    assert.are.equal(3, #objs)
+    assert.are.equal("untouched", objs[2].name)
+    assert.are.equal(4, #objects(slurp(DIR .. "multidoc.yaml")) + 1)
+    assert.are.equal(0, #objects("# nothing\n---\n...\n"))
+  end)
+
+  it("returns copies", function()
+    local s = assert(manifest.parse(slurp(DIR .. "pod.yaml"), "p"))
+    s:objects()[1].annotations.x = "y"
+    assert.is_nil(s:objects()[1].annotations.x)
+  end)
+end)
+
+describe("fluence.manifest edits", function()
+  local function edit(text, kv, index)
+    local s = assert(manifest.parse(text, "t.yaml"))
+    assert(s:set_annotations(index or 1, kv))
+    return s:render()
+  end
+
+  it("creates metadata and annotations where absent, at the siblings' indentation", function()
+    assert.are.equal("kind: X\nspec: 1\nmetadata:\n  annotations:\n    k: v\n", edit("kind: X\nspec: 1\n", { k = "v" }))
+    assert.are.equal("kind: X\nmetadata:\n  annotations:\n    k: v\n", edit("kind: X\n", { k = "v" }))
+    assert.are.equal("metadata:\n    name: n\n    annotations:\n        k: v\n",
+      edit("metadata:\n    name: n\n", { k = "v" }))
+    -- the last entry is a block: insert before the first key instead
+    assert.are.equal("metadata:\n  annotations:\n    k: v\nspec:\n  x: 1\n", edit("spec:\n  x: 1\n", { k = "v" }))
+  end)
+
+  it("fills empty, null and {} annotations", function()
+    assert.are.equal("metadata:\n  annotations:\n    k: v\n", edit("metadata:\n  annotations:\n", { k = "v" }))
+    assert.are.equal("metadata:\n  annotations:\n    k: v\n", edit("metadata:\n  annotations: null\n", { k = "v" }))
+    assert.are.equal("metadata:\n  annotations: {k: v}\n", edit("metadata:\n  annotations: {}\n", { k = "v" }))
+    assert.are.equal("metadata:\n  annotations:\n    k: v\n", edit("metadata:\n", { k = "v" }))
+    assert.are.equal('{"metadata": {"annotations": {"k": "v"}}}', edit('{"metadata": {"annotations": null}}', { k = "v" }))
+  end)
+
+  it("writes entries in key order, quoting anything not trivially plain", function()
+    local out = edit("metadata:\n  name: n\n", {
+      b = "true", a = "12", c = "plain-value", d = "with: colon", e = "line\nbreak\tand \"quotes\" \\",
+      f = "", g = "\127\194\133", h = "ünïcødé", i = "yes",
+    })
+    assert.are.equal('metadata:\n  name: n\n  annotations:\n    a: "12"\n    b: "true"\n    c: plain-value\n'
+      .. '    d: "with: colon"\n    e: "line\\nbreak\\tand \\"quotes\\" \\\\"\n    f: ""\n'
+      .. '    g: "\\u007f\\u0085"\n    h: "ünïcødé"\n    i: "yes"\n', out)
+    local back = yaml.decode(out).metadata.annotations
+    assert.are.same({ a = "12", b = "true", c = "plain-value", d = "with: colon",
+      e = "line\nbreak\tand \"quotes\" \\", f = "", g = "\127\194\133", h = "ünïcødé", i = "yes" }, back)
+  end)
+
+  it("replaces an existing value in place, whatever its style", function()
+    assert.are.equal("metadata:\n  annotations:\n    k: new # c\n    z: 1\n",
+      edit("metadata:\n  annotations:\n    k: 'old' # c\n    z: 1\n", { k = "new" }))
+    assert.are.equal("metadata:\n  annotations:\n    k: new\n\n    z: 1\n",
+      edit("metadata:\n  annotations:\n    k: |\n      line 1\n      line 2\n\n    z: 1\n", { k = "new" }))
+    assert.are.equal("metadata:\n  annotations:\n    k: new\n    z: 1\n",
+      edit("metadata:\n  annotations:\n    k:\n    z: 1\n", { k = "new" }))
+    -- an equal value keeps the user's quoting
+    local same = "metadata:\n  annotations:\n    k: 'v'\n"
+    assert.are.equal(same, edit(same, { k = "v" }))
+  end)
+
+  it("keeps CRLF line endings", function()
+    assert.are.equal("metadata:\r\n  name: n\r\n  annotations:\r\n    k: v\r\n",
+      edit("metadata:\r\n  name: n\r\n", { k = "v" }))
+  end)
+
+  it("merges repeated calls, the last value winning", function()
+    local s = assert(manifest.parse("metadata:\n  name: n\n", "t"))
+    assert(s:set_annotations(1, { k = "1", j = "x" }))
+    assert(s:set_annotations(1, { k = "2" }))
+    assert.are.equal("metadata:\n  name: n\n  annotations:\n    j: x\n    k: \"2\"\n", s:render())
+  end)
+
+  it("writes JSON members in JSON documents", function()
+    local s = assert(manifest.parse('{"kind":"Pod","metadata":{"name":"p"}}', "p.json"))
+    assert(s:set_annotations(1, { k = "v" }))
+    assert.are.equal('{"kind":"Pod","metadata":{"name":"p","annotations":{"k":"v"}}}', s:render())
+    s = assert(manifest.parse('{"metadata":{"annotations":{}}}', "p.json"))
+    assert(s:set_annotations(1, { k = "v", j = "w" }))
+    assert.are.equal('{"metadata":{"annotations":{"j":"w","k":"v"}}}', s:render())
+    s = assert(manifest.parse('{"metadata": {"name": "x"}, "kind": "Pod"}', "p.json"))
+    assert(s:set_annotations(1, { k = "v" }))
+    assert.are.equal('{"metadata": {"name": "x", "annotations": {"k": "v"}}, "kind": "Pod"}', s:render())
+  end)
+
+  it("gives the edited stream as JSON", function()
+    local s = assert(manifest.parse("kind: Pod\nmetadata:\n  name: p\n  managedFields: [1]\n", "p"))
+    assert(s:set_annotations(1, { k = "v" }))
+    assert.are.equal('{\n    "kind": "Pod",\n    "metadata": {\n        "name": "p",\n        "managedFields": [\n'
+      .. '            1\n        ],\n        "annotations": {\n            "k": "v"\n        }\n    }\n}\n', s:render_json())
+    assert.are.equal('{"kind":"Pod","metadata":{"name":"p","annotations":{"k":"v"}}}', s:object_json(1))
+    local two = assert(manifest.parse("kind: A\n---\nkind: B\n", "t"))
+    assert.are.same({ apiVersion = "v1", kind = "List", items = { { kind = "A" }, { kind = "B" } } },
+      json.decode(two:render_json()))
+  end)
+
+  it("edits an aliased metadata where its anchor defines it", function()
+    local text = "items:\n- metadata: &m\n    name: a\n- metadata: *m\nkind: List\n"
+    local s = assert(manifest.parse(text, "t"))
+    assert(s:set_annotations(2, { k = "v" }))
+    assert.are.equal("items:\n- metadata: &m\n    name: a\n    annotations:\n      k: v\n- metadata: *m\nkind: List\n",
+      s:render())
+  end)
+
+  it("rejects values that cannot be written", function()
+    local s = assert(manifest.parse("metadata:\n  annotations:\n    k: &a v\n    j: [1]\n", "t.yaml"))
+    local ok, err = s:set_annotations(1, { k = "x" })
+    assert.is_nil(ok)
+    assert.are.equal("t.yaml:3:8: the annotation's value has an anchor (&name): replacing it would break its aliases\n"
+      .. "        k: &a v\n           ^", err)
+    ok, err = s:set_annotations(1, { j = "x" })
+    assert.is_nil(ok)
+    assert.matches("t.yaml:4:8: the annotation's value is not a string", err, 1, true)
+    ok, err = s:set_annotations(1, { x = "\255" })
+    assert.is_nil(ok)
+    assert.matches("not valid UTF-8", err, 1, true)
+  end)
+end)
+
+describe("fluence.manifest errors", function()
+  it("locates parse errors with the source line and a caret", function()
+    local s, err = manifest.parse("kind: Pod\nmetadata:\n  name: [a, b\nspec: {}\n", "bad.yaml")
+    assert.is_nil(s)
+    assert.matches("^bad%.yaml:%d+:%d+: ", err)
+    assert.matches("\n    .*\n    +%^$", err)
+    s, err = manifest.parse("a: 1\nb: : 2\n", "-")
+    assert.is_nil(s)
+    assert.are.equal("<stdin>:2:4: mapping values are not allowed in this context\n    b: : 2\n       ^", err)
+  end)
+
+  it("rejects duplicate keys", function()
+    local s, err = manifest.parse("kind: Pod\nmetadata:\n  name: a\n  name: b\n", "dup.yaml")
+    assert.is_nil(s)
+    assert.are.equal('dup.yaml:4:3: duplicate key "name"\n      name: b\n      ^', err)
+  end)
+
+  it("rejects a Fluence object whose metadata or annotations is not a mapping", function()
+    local text = "kind: Job\nmetadata:\n  annotations:\n    fluence.flux-framework.org/select-policy: min-cost\n"
+      .. "spec:\n  template:\n    metadata: [oops]\n    spec:\n      schedulerName: fluence\n      containers: []\n"
+    local s, err = manifest.parse(text, "job.yaml")
+    assert.is_nil(s)
+    assert.are.equal("job.yaml:7:15: metadata is not a mapping\n        metadata: [oops]\n                  ^", err)
+    -- a non-Fluence object parses; writing to it is the error
+    s = assert(manifest.parse("kind: ConfigMap\nmetadata:\n  annotations: text\n", "cm.yaml"))
+    local ok
+    ok, err = s:set_annotations(1, { k = "v" })
+    assert.is_nil(ok)
+    assert.are.equal("cm.yaml:3:16: metadata.annotations is not a mapping\n      annotations: text\n                   ^", err)
+  end)
+
+  it("rejects documents that are not objects", function()
+    local s, err = manifest.parse("kind: A\n---\n- a list\n", "l.yaml")
+    assert.is_nil(s)
+    assert.matches("^l%.yaml:3:1: a manifest document must be a mapping", err)
+  end)
+
+  it("rejects alias bombs", function()
+    local lines = { "a0: &a0 [x, x, x, x, x, x, x, x, x, x]" }
+    for i = 1, 9 do
+      lines[#lines + 1] = ("a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]"):format(
+        i, i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1)
+    end
+    local s, err = manifest.parse(table.concat(lines, "\n") .. "\n", "bomb.yaml")
+    assert.is_nil(s)
+    assert.matches("billion laughs", err, 1, true)
+  end)
+end)
+
+describe("fluence.manifest scale", function()
+  it("rewrites a 10 MB stream in linear time", function()
+    local doc = [[
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: job-%d
+  annotations:
+    fluence.flux-framework.org/select-policy: min-cost
+spec:
+  template:
+    spec:
+      schedulerName: fluence
+      containers:
+      - name: c
+        image: busybox
+        env: [{name: A, value: "%s"}]
+]]
+    local parts, pad = {}, string.rep("x", 200)
+    local size, n = 0, 0
+    while size < 10 * 1024 * 1024 do
+      n = n + 1
+      parts[n] = doc:format(n, pad)
+      size = size + #parts[n] + 4
+    end
+    local text = table.concat(parts, "---\n")
+    local t0 = os.clock()
+    local s = assert(manifest.parse(text, "big.yaml"))
+    local objs = s:objects()
+    for i = 1, #objs, 2 do assert(s:set_annotations(i, EDITS)) end
+    local out = s:render()
+    local elapsed = os.clock() - t0
+    assert.are.equal(n, #objs)
+    assert.is_true(#out > #text)
+    assert.is_true(elapsed < 10, ("took %.2f s"):format(elapsed))
+    -- linear: a stream twice as large takes roughly twice as long, not four times
+    local t1 = os.clock()
+    local s2 = assert(manifest.parse(text .. "---\n" .. text, "big2.yaml"))
+    for i = 1, 2 * n, 2 do assert(s2:set_annotations(i, EDITS)) end
+    s2:render()
+    local elapsed2 = os.clock() - t1
+    assert.is_true(elapsed2 < 4 * elapsed + 1, ("%.2f s then %.2f s"):format(elapsed, elapsed2))
+  end)
+end)
