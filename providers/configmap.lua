@@ -13,8 +13,8 @@
 --   cost_usd = 0.05 * price_per_hour / 60                (likewise)
 --
 -- cost_per_task / cost_per_shot / cost_per_minute are accepted as aliases.
--- When the ConfigMap cannot be read (or --offline) it returns no backends and
--- says why in a note.
+-- When the ConfigMap cannot be read (or --offline) it returns no backends; the
+-- selection says why in its notes (once, not once per provider).
 local M = {
   name = "configmap",
   description = "backends and prices the cluster publishes in the fluence-resources ConfigMap",
@@ -42,10 +42,8 @@ end
 function M.candidates(ctx)
   local get = ctx.api.cluster and ctx.api.cluster.offerings
   if not get then return {}, { "configmap: the cluster's offerings are not available here" } end
-  local offered, why = get()
-  if not offered then
-    return {}, { "configmap: " .. tostring(why or "the cluster's offerings could not be read") }
-  end
+  local offered = get()
+  if not offered then return {} end      -- the selection notes why, once
   local shots = (ctx.request and tonumber(ctx.request.shots)) or 1000
   local out = {}
   for _, b in ipairs(offered.backends or {}) do
