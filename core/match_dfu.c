@@ -668,6 +668,7 @@ matcher *m_new(mgraph *g, const char *policy, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    for (uint32_t v = 0; v < g->nv; v++) m->st[v].weight = UINT64_MAX; /* untouched edges first */
     m->counter = 1;
     return m;
 }
