@@ -1,0 +1,145 @@
+-- fluence.inputs: gathering -f files, directories and stdin; joining streams.
+local inputs = require "fluence.inputs"
+local errors = require "fluence.errors"
+local yaml = require "fluence.yaml"
+local manifest = require "fluence.manifest"
+
+local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+local function write(path, data)
+  local f = assert(io.open(path, "wb"))
+  f:write(data)
+  f:close()
+end
+
+local function input_error(f, ...)
+  local ok, e = errors.try(f, ...)
+  assert.is_false(ok)
+  assert.are.equal("INPUT", e.kind)
+  return e.message
+end
+
+describe("fluence.inputs.read", function()
+  local dir
+
+  before_each(function()
+    dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir -p " .. q(dir .. "/sub/deeper") .. " " .. q(dir .. "/empty")))
+    write(dir .. "/b.yaml", "kind: B\n")
+    write(dir .. "/a.yml", "kind: A\n")
+    write(dir .. "/c.json", '{"kind": "C"}')
+    write(dir .. "/notes.txt", "not a manifest")
+    write(dir .. "/sub/d.yaml", "kind: D\n")
+    write(dir .. "/sub/deeper/e.YAML", "kind: E\n")
+  end)
+
+  after_each(function()
+    os.execute("rm -rf " .. q(dir))
+  end)
+
+  local function names(list)
+    local out = {}
+    for _, x in ipairs(list) do out[#out + 1] = x.name:sub(#dir + 2) end
+    return out
+  end
+
+  it("reads files in the order given", function()
+    local got = inputs.read({ dir .. "/b.yaml", dir .. "/a.yml" })
+    assert.are.same({ "b.yaml", "a.yml" }, names(got))
+    assert.are.equal("kind: B\n", got[1].text)
+  end)
+
+  it("reads a directory's manifests sorted, skipping subdirectories without -R", function()
+    assert.are.same({ "a.yml", "b.yaml", "c.json" }, names(inputs.read({ dir })))
+  end)
+
+  it("recurses with -R", function()
+    assert.are.same({ "a.yml", "b.yaml", "c.json", "sub/d.yaml", "sub/deeper/e.YAML" },
+      names(inputs.read({ dir .. "/" }, true)))
+  end)
+
+  it("accepts a single name", function()
+    assert.are.equal(1, #inputs.read(dir .. "/c.json"))
+  end)
+
+  it("names the path in errors", function()
+    assert.matches("/missing.yaml: no such file or directory", input_error(inputs.read, { dir .. "/missing.yaml" }), 1, true)
+    local msg = input_error(inputs.read, { dir .. "/empty" })
+    assert.matches(dir .. "/empty: no manifests found", msg, 1, true)
+    assert.matches("-R", msg, 1, true)
+    assert.matches("no manifests given", input_error(inputs.read, {}), 1, true)
+  end)
+
+  it("reports unreadable files", function()
+    if os.execute("test $(id -u) = 0") then return end   -- root reads anything
+    write(dir .. "/secret.yaml", "kind: S\n")
+    os.execute("chmod 000 " .. q(dir .. "/secret.yaml"))
+    assert.matches("secret.yaml", input_error(inputs.read, { dir .. "/secret.yaml" }), 1, true)
+  end)
+
+  local function run_lua(code, stdin)
+    local root = os.getenv("PWD")
+    local cmd = ("printf %%s %s | lua5.4 -e %s 2>&1"):format(q(stdin),
+      q(("package.cpath=%q..package.cpath; package.path=%q..package.path; "):format(
+        root .. "/build/lib/?.so;", root .. "/lua/?.lua;") .. code))
+    local p = io.popen(cmd)
+    local out = p:read("a")
+    p:close()
+    return out
+  end
+
+  it("reads stdin for -, once", function()
+    assert.are.equal("-|kind: S\n", run_lua(
+      'local r = require("fluence.inputs").read({"-"}); io.write(r[1].name, "|", r[1].text)', "kind: S\n"))
+    assert.matches("standard input can be read only once", run_lua(
+      'local e = require("fluence.errors"); local ok, err = e.try(require("fluence.inputs").read, {"-", "-"}); io.write(err.message)',
+      "kind: S\n"), 1, true)
+  end)
+end)
+
+describe("fluence.inputs.join", function()
+  local function docs(text)
+    return assert(yaml.decode_all(text, "joined"))
+  end
+
+  it("separates files so documents never merge", function()
+    local joined = inputs.join({ "a: 1", "b: 2\n" })
+    assert.are.equal("a: 1\n---\nb: 2\n", joined)
+    assert.are.same({ { a = 1 }, { b = 2 } }, docs(joined))
+  end)
+
+  it("keeps a file's own leading --- (after comments too)", function()
+    assert.are.equal("a: 1\n---\nb: 2\n", inputs.join({ "a: 1\n", "---\nb: 2\n" }))
+    assert.are.equal("a: 1\n# c\n---\nb: 2\n", inputs.join({ "a: 1\n", "# c\n---\nb: 2\n" }))
+  end)
+
+  it("closes the previous document before directives", function()
+    local joined = inputs.join({ "a: 1\n", "%YAML 1.2\n---\nb: 2\n" })
+    assert.are.equal(2, #docs(joined))
+  end)
+
+  it("makes JSON files documents of the stream", function()
+    local joined = inputs.join({ "a: 1\n", '{"b": 2}', "c: 3\n" })
+    assert.are.same({ { a = 1 }, { b = 2 }, { c = 3 } }, docs(joined))
+  end)
+
+  it("keeps CRLF and drops BOMs after the start", function()
+    assert.are.equal("a: 1\r\n---\r\nb: 2\r\n", inputs.join({ "a: 1\r\n", "\239\187\191b: 2\r\n" }))
+  end)
+
+  it("accepts the records inputs.read returns", function()
+    assert.are.equal("a: 1\n---\nb: 2\n", inputs.join({ { name = "x", text = "a: 1\n" }, { name = "y", text = "b: 2\n" } }))
+  end)
+
+  it("joins rendered fixtures into a stream the manifest parser reads back", function()
+    local texts = {}
+    for _, f in ipairs({ "job.yaml", "multidoc.yaml", "pretty.json", "crlf.yaml", "bom.yaml" }) do
+      local fh = assert(io.open("spec/fixtures/manifests/" .. f, "rb"))
+      texts[#texts + 1] = fh:read("a")
+      fh:close()
+    end
+    local s = assert(manifest.parse(inputs.join(texts), "joined"))
+    assert.are.equal(7, #s:objects())
+  end)
+end)
