@@ -77,6 +77,10 @@ describe("pipeline.compile", function()
       assert.are.equal('select-policy:1:1: unknown policy "max-qbits" (did you mean "max-qubits"?)\n' ..
                        '    max-qbits\n    ^', cerr("max-qbits"))
     end)
+    it("suggests the right case", function()
+      assert.are.equal('select-policy:1:1: unknown policy "Min-Cost" (did you mean "min-cost"?)\n' ..
+                       '    Min-Cost\n    ^', cerr("Min-Cost"))
+    end)
     it("uses the caller's name and lines of a multi-line text", function()
       assert.are.equal('job.yaml:select-policy:2:3: unknown policy "prefr" (did you mean "prefer"?)\n' ..
                        '      prefr:x\n      ^',
@@ -288,6 +292,8 @@ describe("pipeline:run", function()
     assert.is_false(r.ok)
     assert.are.equal('policy "require:memory_gb>1000" eliminated all candidates', r.error)
     assert.are.equal(1, #r.stages)
+    assert.are.equal(1, r.failed_stage)
+    assert.are.equal(r.error, r.stages[1].error)
     assert.are.same({}, r.survivors)
     assert.is_false(run("min-cost", {}).ok)
   end)

@@ -248,6 +248,19 @@ describe("plugins", function()
         assert.is_true(r.plugin_error)
         assert.matches('^policy "spin" %(.*spin.lua%): .*spin.lua:%d: instruction budget of 100000 exceeded', r.error)
       end)
+      it("names the plugin line even when the budget runs out in a host helper", function()
+        local d = dir_with{ ["sorty.lua"] = policy_src("sorty", [[
+          return function(b)
+            local big = {}
+            for i = 1, 3000 do big[i] = (i * 7919) % 3000 end
+            ctx.sort(big, function(x, y) return x < y end)
+            return b
+          end]]) }
+        local reg = load({ d })
+        local pl = assert(pipeline.compile("sorty", { policies = reg, budget = 200000 }))
+        local r = pl:run({ { name = "a", attrs = {} } }, {})
+        assert.matches("sorty.lua:%d+: instruction budget of 200000 exceeded", r.error)
+      end)
       it("returns results, restores the caller's hook and clears its own", function()
         local function mine() end
         debug.sethook(mine, "", 1e9)

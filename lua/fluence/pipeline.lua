@@ -54,7 +54,7 @@ local function suggest(word, candidates)
   local limit = #word <= 4 and 1 or 2
   for _, c in ipairs(candidates) do
     local d = distance(word:lower(), c:lower())
-    if d > 0 and d <= limit and (d < bd or (d == bd and c < best)) then best, bd = c, d end
+    if c ~= word and d <= limit and (d < bd or (d == bd and c < best)) then best, bd = c, d end
   end
   return best
 end
@@ -256,8 +256,8 @@ function Pipeline:attributes()
 end
 
 -- run(backends, request) -> result
---   { ok, chosen, survivors, stages = { {text, kept, dropped, order_changed} },
---     dropped = {name = reason}, error, plugin_error }
+--   { ok, chosen, survivors, stages = { {text, kept, dropped, order_changed, error} },
+--     dropped = {name = reason}, error, failed_stage = index, plugin_error }
 -- Backends reach plugins as read-only views; the lists handed back must hold
 -- only backends of the list the stage received.  plugin_error is true when the
 -- failure is a plugin's fault (a crash, a bad result, a spent budget) rather
@@ -292,6 +292,7 @@ function Pipeline:run(backends, request)
     local function failed(msg, plugin)
       rec.error = msg
       result.error = msg
+      result.failed_stage = #result.stages
       result.plugin_error = plugin or nil
       return result
     end

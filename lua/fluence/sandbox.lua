@@ -87,17 +87,20 @@ local function exceeded_check()
   if current and current.exceeded then raw_error(current.exceeded, 0) end
 end
 
--- Where the budget ran out: the innermost frame that is not this file.
+-- Where the budget ran out: the innermost plugin frame, skipping the host's
+-- own Lua (this file, lua/fluence/*.lua helpers a plugin called into).
 local function where()
-  for level = 3, 40 do
+  local fallback
+  for level = 3, 60 do
     local info = dgetinfo(level, "Sl")
     if not info then break end
-    if info.what ~= "C" and info.source:sub(1, 1) == "@"
-       and not info.source:find("fluence/sandbox%.lua$") then
-      return info.source:sub(2) .. ":" .. (info.currentline or 0) .. ": "
+    if info.what ~= "C" and info.source:sub(1, 1) == "@" then
+      local here = info.source:sub(2) .. ":" .. (info.currentline or 0) .. ": "
+      if not info.source:find("lua/fluence/[%w_]+%.lua$") then return here end
+      fallback = fallback or here
     end
   end
-  return ""
+  return fallback or ""
 end
 
 local function copy(t, drop)
