@@ -15,8 +15,8 @@
 -- policy names: the pipeline resolves words to plugins.
 local lpeg = require "lpeg"
 
-local P, S, R, C, Cp, Ct, Cc, Cg, Cmt, V =
-  lpeg.P, lpeg.S, lpeg.R, lpeg.C, lpeg.Cp, lpeg.Ct, lpeg.Cc, lpeg.Cg, lpeg.Cmt, lpeg.V
+local P, S, R, C, Cp, Ct, Cc, Cmt =
+  lpeg.P, lpeg.S, lpeg.R, lpeg.C, lpeg.Cp, lpeg.Ct, lpeg.Cc, lpeg.Cmt
 
 local grammar = {}
 
