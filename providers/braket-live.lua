@@ -1,0 +1,268 @@
+-- The "braket-live" provider: live status, queue depth and prices of AWS
+-- Braket devices, from GetDevice, for every backend gathered so far whose
+-- attributes carry a device_arn (see docs/braket.md).
+--
+-- All devices are asked at once (api.http.request_many: total time close to
+-- the slowest answer), each call signed with SigV4 by fluence.aws (C) and
+-- bounded by a timeout.  Throttling (429, ThrottlingException) and server
+-- errors (5xx) are retried, only for the devices that failed, with
+-- exponential backoff and jitter, a bounded number of times.
+--
+-- Options (ctx.options, "_" or "-" spelling): braket_endpoint (URL),
+-- braket_region (for simulator ARNs, instead of the configured region),
+-- braket_timeout (seconds per call, 10), braket_attempts (4),
+-- braket_backoff (first retry delay in seconds, 0.2).
+--
+-- A device that cannot be read becomes { status = "UNKNOWN" } and the reason
+-- goes into the notes ("braket-live: NAME: TYPE: message (HTTP n)"); this
+-- provider never fails a run.  Notes pass through creds:redact and carry
+-- only the first line of a server message: AWS echoes the canonical request
+-- (with the session token) in InvalidSignatureException messages.
+local M = {
+  name = "braket-live",
+  family = "braket",
+  live = true,
+  provides = { "status", "queue_size", "priority_queue_size", "jobs_queue_size" },
+  description = "live AWS Braket device status, queue depth and price (GetDevice, SigV4-signed, concurrent)",
+}
+
+M.TASK_FEE = 0.30              -- USD per QPU task, on top of the per-shot price
+M.UNREADABLE_QUEUE = 2147483647 -- the Go client's "very large number" (MaxInt32)
+M.SIMULATOR_MINUTES = 0.05     -- the Go client's per-minute rule: cost_usd = 0.05 * price
+
+local RETRYABLE = {
+  ThrottlingException = true, TooManyRequestsException = true, RequestLimitExceeded = true,
+  InternalServiceException = true, InternalServerException = true, ServiceUnavailableException = true,
+}
+
+local function opt(ctx, name, default)
+  local o = ctx.options or {}
+  local v = o[name]
+  if v == nil then v = o[(name:gsub("_", "-"))] end
+  if v == nil then return default end
+  return v
+end
+
+-- "12" -> 12, ">4000" -> 4001, anything else -> nil
+function M.queue_number(s)
+  if type(s) == "number" then return s end
+  if type(s) ~= "string" then return nil end
+  local n = tonumber(s)
+  if n then return n end
+  local gt = s:match("^%s*>%s*(%d+)%s*$")
+  if gt then return tonumber(gt) + 1 end
+  return nil
+end
+
+-- arn:aws:braket:REGION::device/... -> REGION, or false when the ARN has
+-- none (simulators), or nil + reason when it is not a device ARN.
+function M.arn_region(arn)
+  local service, region, rest = arn:match("^arn:[^:]+:([^:]*):([^:]*):[^:]*:(.*)$")
+  if service ~= "braket" or not rest or not rest:match("^device/.") then
+    return nil, "not a Braket device ARN"
+  end
+  return region ~= "" and region or false
+end
+
+-- One line, bounded, without credentials.
+local function clean(creds, s)
+  s = tostring(s or ""):match("^[^\r\n]*")
+  if #s > 240 then s = s:sub(1, 240) .. "..." end
+  if creds then s = creds:redact(s) end
+  return s
+end
+
+-- The attributes of one GetDevice answer for a request of `shots` shots.
+-- Returns attrs, and a note when deviceCapabilities could not be read.
+function M.attributes(doc, shots, json)
+  local a = {
+    status = type(doc.deviceStatus) == "string" and doc.deviceStatus or "UNKNOWN",
+    device_type = type(doc.deviceType) == "string" and doc.deviceType or nil,
+    provider_name = type(doc.providerName) == "string" and doc.providerName or nil,
+    device_name = type(doc.deviceName) == "string" and doc.deviceName or nil,
+  }
+  local normal
+  for _, q in ipairs(type(doc.deviceQueueInfo) == "table" and doc.deviceQueueInfo or {}) do
+    if type(q) == "table" then
+      local n = M.queue_number(q.queueSize)
+      if q.queue == "QUANTUM_TASKS_QUEUE" then
+        if q.queuePriority == "Priority" then a.priority_queue_size = n or M.UNREADABLE_QUEUE
+        elseif q.queuePriority == nil or q.queuePriority == "Normal" then normal = n or M.UNREADABLE_QUEUE end
+      elseif q.queue == "JOBS_QUEUE" then
+        a.jobs_queue_size = n or M.UNREADABLE_QUEUE
+      end
+    end
+  end
+  a.queue_size = normal or M.UNREADABLE_QUEUE
+
+  local caps, note = doc.deviceCapabilities, nil
+  if type(caps) == "string" then
+    local err
+    caps, err = json.decode(caps, "deviceCapabilities")
+    if not caps then note = "deviceCapabilities unreadable: " .. tostring(err):match("^[^\n]*") end
+  end
+  if type(caps) == "table" then
+    local paradigm = type(caps.paradigm) == "table" and caps.paradigm or {}
+    if type(paradigm.qubitCount) == "number" then a.qubits = paradigm.qubitCount end
+    local service = type(caps.service) == "table" and caps.service or {}
+    local cost = type(service.deviceCost) == "table" and service.deviceCost or {}
+    local price, unit = tonumber(cost.price), type(cost.unit) == "string" and cost.unit:lower() or nil
+    local qpu = a.device_type == "QPU"
+    if price and unit == "shot" then
+      a.cost_per_shot = price
+      if qpu then a.cost_per_task = M.TASK_FEE end
+      a.cost_usd = (qpu and M.TASK_FEE or 0) + shots * price
+    elseif price and unit == "minute" then
+      a.cost_per_minute = price
+      a.cost_usd = M.SIMULATOR_MINUTES * price
+    elseif price and unit == "hour" then
+      a.cost_per_minute = price / 60
+      a.cost_usd = M.SIMULATOR_MINUTES * price / 60
+    elseif price and unit == "task" then
+      a.cost_per_task = price
+      a.cost_usd = price
+    end
+  end
+  return a, note
+end
+
+-- TYPE and message of an error answer (restJson: x-amzn-ErrorType, message).
+local function error_of(resp, json)
+  local etype = resp.headers and resp.headers["x-amzn-errortype"]
+  etype = etype and etype:match("^[^:]+")
+  local body = json.decode(resp.body or "", "answer")
+  local msg
+  if type(body) == "table" then
+    msg = body.message or body.Message
+    if not etype and type(body.__type) == "string" then etype = body.__type:match("([^#]+)$") end
+    if not etype and type(body.code) == "string" then etype = body.code end
+  end
+  if not etype then
+    etype = resp.status == 429 and "ThrottlingException" or resp.status >= 500 and "ServerError" or "Error"
+  end
+  return etype, type(msg) == "string" and msg or nil
+end
+
+local function is_timeout(msg)
+  msg = msg:lower()
+  return msg:find("timed out", 1, true) or msg:find("timeout", 1, true)
+end
+
+function M.candidates(ctx)
+  local api = ctx.api
+  local json = api.json
+  local shots = (ctx.request and tonumber(ctx.request.shots)) or 1000
+  local notes, out, byarn, order = {}, {}, {}, {}
+  for _, b in ipairs(ctx.backends or {}) do
+    local arn = b.attrs and b.attrs.device_arn
+    if type(arn) == "string" and arn ~= "" then
+      if not byarn[arn] then
+        byarn[arn] = {}
+        order[#order + 1] = arn
+      end
+      table.insert(byarn[arn], b.name)
+    end
+  end
+  if #order == 0 then return {}, nil end
+
+  local results = {}                   -- arn -> attrs
+  local function fail(arn, why)
+    results[arn] = { status = "UNKNOWN" }
+    for _, name in ipairs(byarn[arn]) do notes[#notes + 1] = ("braket-live: %s: %s"):format(name, why) end
+  end
+  local function finish()
+    for _, arn in ipairs(order) do
+      for _, name in ipairs(byarn[arn]) do
+        local a = {}
+        for k, v in pairs(results[arn]) do a[k] = v end
+        out[#out + 1] = { name = name, attrs = a }
+      end
+    end
+    return out, #notes > 0 and notes or nil
+  end
+
+  local aws = api.aws
+  local creds, why
+  if not aws then why = "fluence.aws is not available in this build"
+  else creds, why = aws.credentials() end
+  if not creds then
+    for _, arn in ipairs(order) do results[arn] = { status = "UNKNOWN" } end
+    notes[#notes + 1] = ("braket-live: %s; %d device(s) marked UNKNOWN"):format(clean(nil, why), #order)
+    return finish()
+  end
+
+  local timeout = tonumber(opt(ctx, "braket_timeout", 10)) or 10
+  local attempts = math.max(1, math.floor(tonumber(opt(ctx, "braket_attempts", 4)) or 4))
+  local backoff = tonumber(opt(ctx, "braket_backoff", 0.2)) or 0.2
+  local endpoint = opt(ctx, "braket_endpoint", nil) or creds:endpoint("braket")
+  local default_region = opt(ctx, "braket_region", nil) or creds:region()
+
+  local pending = {}
+  for _, arn in ipairs(order) do
+    local region, bad = M.arn_region(arn)
+    if region == nil then fail(arn, clean(creds, arn) .. ": " .. bad)
+    elseif not region and not default_region then
+      fail(arn, "no AWS region for a simulator ARN (set AWS_REGION, AWS_DEFAULT_REGION or region in ~/.aws/config)")
+    else
+      region = region or default_region
+      local base = endpoint and endpoint:gsub("/+$", "") or ("https://braket." .. region .. ".amazonaws.com")
+      pending[#pending + 1] = { arn = arn, region = region, url = base .. "/device/" .. aws.uri_encode(arn), tries = 0 }
+    end
+  end
+
+  for round = 1, attempts do
+    if #pending == 0 then break end
+    local reqs = {}
+    for i, d in ipairs(pending) do
+      local ok, headers = pcall(aws.sign, creds, { method = "GET", url = d.url, region = d.region, service = "braket" })
+      if not ok then headers = {} d.sign_error = clean(creds, headers) end
+      headers.Accept = "application/json"
+      reqs[i] = { url = d.url, method = "GET", headers = headers, timeout = timeout,
+                  connect_timeout = math.min(timeout, 5) }
+    end
+    local resps = api.http.request_many(reqs, { max_parallel = math.min(#reqs, 100) })
+    local retry, wait = {}, 0
+    for i, d in ipairs(pending) do
+      local r = resps[i] or { error = "no answer" }
+      d.tries = d.tries + 1
+      local again = round < attempts
+      if d.sign_error then
+        fail(d.arn, "cannot sign the request: " .. d.sign_error)
+      elseif r.error then
+        d.last = "request failed: " .. clean(creds, r.error)
+        if again and not is_timeout(r.error) then retry[#retry + 1] = d
+        else fail(d.arn, d.last .. (d.tries > 1 and (" (after %d attempts)"):format(d.tries) or "")) end
+      elseif r.status == 200 then
+        local doc, err = json.decode(r.body or "", "GetDevice answer")
+        if type(doc) ~= "table" then
+          fail(d.arn, "unreadable GetDevice answer: " .. clean(creds, err or "not an object"))
+        else
+          local attrs, note = M.attributes(doc, shots, json)
+          results[d.arn] = attrs
+          if note then
+            for _, name in ipairs(byarn[d.arn]) do
+              notes[#notes + 1] = ("braket-live: %s: %s"):format(name, clean(creds, note))
+            end
+          end
+        end
+      else
+        local etype, msg = error_of(r, json)
+        local retryable = r.status == 429 or r.status >= 500 or RETRYABLE[etype]
+        local text = ("%s: %s (HTTP %d%s)"):format(clean(creds, etype), clean(creds, msg or "no message"), r.status,
+                                                  d.tries > 1 and (", after %d attempts"):format(d.tries) or "")
+        if retryable and again then
+          retry[#retry + 1] = d
+          local ra = tonumber(r.headers and r.headers["retry-after"])
+          if ra and ra > wait then wait = math.min(ra, 5) end
+        else
+          fail(d.arn, text)
+        end
+      end
+    end
+    pending = retry
+    if #pending > 0 then aws.backoff(round, backoff, 5, wait) end
+  end
+  return finish()
+end
+
+return M
