@@ -185,6 +185,7 @@ static int build_rec(lua_State *L, mgraph *g, int32_t parent, int idx, char *err
         return -1;
     }
     idx = lua_absindex(L, idx);
+    int top = lua_gettop(L);
     if (!lua_istable(L, idx)) {
         snprintf(err, errlen, "a resource must be a table");
         return -1;
@@ -220,7 +221,7 @@ static int build_rec(lua_State *L, mgraph *g, int32_t parent, int idx, char *err
         }
         props = calloc((size_t)n * 2 + 2, sizeof *props);
         if (!props) {
-            lua_settop(L, idx);
+            lua_settop(L, top);
             snprintf(err, errlen, "out of memory");
             return -1;
         }
@@ -248,7 +249,7 @@ static int build_rec(lua_State *L, mgraph *g, int32_t parent, int idx, char *err
     int32_t v = mg_add_vertex(g, parent, type, basename, name, id, size, rank, props, np);
     free(props);
     if (v < 0) {
-        lua_settop(L, idx);
+        lua_settop(L, top);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -261,12 +262,12 @@ static int build_rec(lua_State *L, mgraph *g, int32_t parent, int idx, char *err
             int rc = build_rec(L, g, v, -1, err, errlen, depth + 1);
             lua_pop(L, 1);
             if (rc < 0) {
-                lua_settop(L, idx);
+                lua_settop(L, top);
                 return -1;
             }
         }
     }
-    lua_settop(L, idx);
+    lua_settop(L, top);
     return 0;
 }
 
@@ -278,6 +279,91 @@ static int l_graph_from_tree(lua_State *L)
     if (!lg->g) return luaL_error(L, "not enough memory");
     char err[256];
     if (build_rec(L, lg->g, -1, 1, err, sizeof err, 0) < 0 || mg_finish(lg->g, err, sizeof err) < 0) {
+        lua_pushnil(L);
+        lua_pushstring(L, err);
+        return 2;
+    }
+    return 1;
+}
+
+/* Copies the subtree of src at v under parent in dst (children in order). */
+static int copy_rec(mgraph *dst, const mgraph *src, uint32_t v, int32_t parent, int depth)
+{
+    if (depth > 256) return -1;
+    const mg_vertex *x = &src->v[v];
+    const char **props = NULL;
+    if (x->nprop) {
+        props = calloc((size_t)x->nprop * 2, sizeof *props);
+        if (!props) return -1;
+        for (uint32_t p = 0; p < x->nprop; p++) {
+            props[2 * p] = mg_str(src, src->props[2 * (x->prop0 + p)]);
+            props[2 * p + 1] = mg_str(src, src->props[2 * (x->prop0 + p) + 1]);
+        }
+    }
+    int32_t nv = mg_add_vertex(dst, parent, mg_type_name(src, x->type), mg_str(src, x->basename),
+                               mg_str(src, x->name), x->id, x->size, x->rank, props, (int)x->nprop);
+    free(props);
+    if (nv < 0) return -1;
+    dst->v[nv].status = x->status;
+    dst->v[nv].exclusive = x->exclusive;
+    dst->v[nv].unit = mg_intern(dst, mg_str(src, x->unit), strlen(mg_str(src, x->unit)));
+    for (uint32_t k = 0; k < x->nchild; k++)
+        if (copy_rec(dst, src, src->children[x->child0 + k], nv, depth + 1) < 0) return -1;
+    return 0;
+}
+
+/* match.graph_from_resources(resources_yaml_table [, cluster_graph]):
+ * the backend graph Fluence builds from the fluence-resources ConfigMap,
+ * grafted onto the cluster graph when one is given (under the vertex named
+ * by each tree's parent, else the root). */
+static int l_graph_from_resources(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    mgraph *base = lua_isnoneornil(L, 2) ? NULL : check_graph(L, 2);
+    lua_getglobal(L, "require");
+    lua_pushstring(L, "fluence.jobspecs");
+    lua_call(L, 1, 1);
+    lua_getfield(L, -1, "resources_tree");
+    lua_pushvalue(L, 1);
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+        lua_pushnil(L);
+        lua_insert(L, -2);
+        return 2;
+    }
+    int tree = lua_gettop(L);
+    lgraph *lg = push_graph(L);
+    lg->g = mg_new();
+    if (!lg->g) return luaL_error(L, "not enough memory");
+    char err[256];
+    int rc = 0;
+    if (!base) {
+        rc = build_rec(L, lg->g, -1, tree, err, sizeof err, 0);
+    } else {
+        if (copy_rec(lg->g, base, (uint32_t)base->root, -1, 0) < 0) {
+            snprintf(err, sizeof err, "out of memory");
+            rc = -1;
+        }
+        lua_getfield(L, tree, "with");
+        int widx = lua_gettop(L);
+        lua_Integer n = lua_istable(L, widx) ? (lua_Integer)lua_rawlen(L, widx) : 0;
+        for (lua_Integer i = 1; rc == 0 && i <= n; i++) {
+            lua_rawgeti(L, widx, i);
+            lua_getfield(L, -1, "parent");
+            const char *pname = lua_tostring(L, -1);
+            int32_t parent = 0; /* the copied root */
+            if (pname)
+                for (uint32_t v = 0; v < lg->g->nv; v++)
+                    if (!strcmp(mg_str(lg->g, lg->g->v[v].name), pname)) {
+                        parent = (int32_t)v;
+                        break;
+                    }
+            lua_pop(L, 1);
+            rc = build_rec(L, lg->g, parent, -1, err, sizeof err, 1);
+            lua_pop(L, 1);
+        }
+        lua_settop(L, widx - 1);
+    }
+    if (rc < 0 || mg_finish(lg->g, err, sizeof err) < 0) {
         lua_pushnil(L);
         lua_pushstring(L, err);
         return 2;
@@ -552,6 +638,7 @@ int luaopen_fluence_match(lua_State *L)
     static const luaL_Reg funcs[] = {{"load_jgf", l_load_jgf},
                                      {"load_jgf_file", l_load_jgf_file},
                                      {"graph_from_tree", l_graph_from_tree},
+                                     {"graph_from_resources", l_graph_from_resources},
                                      {"new", l_new},
                                      {"parse_jobspec", l_parse_jobspec},
                                      {NULL, NULL}};
