@@ -1,0 +1,271 @@
+-- Generates the man page fluence(1) from the command-line tables in
+-- core/cli.c (the fluence.clispec module of build/lib/fluence.so) plus the
+-- hand-written prose below, so verbs, options and exit codes cannot drift.
+--
+--   make && lua5.4 tools/gen-man.lua > docs/fluence.1
+--   lua5.4 tools/gen-man.lua --date 2026-11-22 > docs/fluence.1
+--
+-- The date is --date, else SOURCE_DATE_EPOCH, else today (UTC); the version
+-- is the Makefile's VERSION.  spec/man_spec.lua checks that docs/fluence.1
+-- is what this script prints (with the page's own date) and that groff
+-- renders it without warnings.
+local here = (arg and arg[0] or ""):match("^(.*)/tools/[^/]*$") or "."
+package.cpath = here .. "/build/lib/?.so;" .. package.cpath
+local spec = require "fluence.clispec"
+
+local date
+do
+  local i = 1
+  while arg[i] do
+    if arg[i] == "--date" then date = arg[i + 1]; i = i + 2
+    else io.stderr:write("gen-man.lua: unknown argument ", arg[i], "\n"); os.exit(2) end
+  end
+end
+if not date then
+  local sde = tonumber(os.getenv("SOURCE_DATE_EPOCH") or "")
+  date = os.date("!%Y-%m-%d", sde and math.floor(sde) or os.time())
+end
+
+local version = "unknown"
+do
+  local f = io.open(here .. "/Makefile")
+  if f then
+    version = f:read("a"):match("\nVERSION%s*:?=%s*(%S+)") or version
+    f:close()
+  end
+end
+
+-- roff escaping for running text: backslashes, and a line must not start
+-- with a control character.
+local function esc(s)
+  s = s:gsub("\\", "\\e")
+  s = s:gsub("\n([.'])", "\n\\&%1")
+  if s:match("^[.']") then s = "\\&" .. s end
+  return s
+end
+-- An option or command word: every hyphen is a minus sign (copy-pasteable).
+local function opt(s) return (s:gsub("\\", "\\e"):gsub("%-", "\\-")) end
+
+local out = {}
+local function add(s) out[#out + 1] = s end
+
+-- Hand-written prose per verb, after its one-line summary from the table.
+local VERB_PROSE = {
+  select = [[Reads every manifest given with -f, finds the Fluence objects (those with a
+select-policy annotation and a pod template or pod scheduled by Fluence), gathers
+candidate backends from the providers, keeps those the cluster offers, runs the
+policy pipeline and writes the chosen backend into the object's
+require-backend annotation and into every Fluence pod template, with an audit in
+select-result.  Every other byte of the input is kept.  Output goes to stdout only
+when every object succeeded; stderr carries one "selected backend" line per object,
+"dropped" lines with reasons, and notes.]],
+  apply = [[Selects for every object first (all or nothing), then applies each object with
+server-side apply (field manager kubectl-fluence unless --field-manager).  With
+--dry-run=client it only prints; with --dry-run=server the API server validates
+without persisting.]],
+  create = [[Like apply, but creates every object and fails for one that already exists.]],
+  run = [[POLICY.lua runs in the policy sandbox and returns a select-policy string, a
+function (backends, request) returning the backends best first, or a table
+{ pipeline = ..., providers = {...} }.  It decides for every Fluence object in
+the input, whether or not the object has a select-policy annotation.]],
+  explain = [[Prints, per Fluence object, a table with one row per backend: the attributes the
+pipeline reads (and the provider of each) and one column per stage: kept with
+its rank, or dropped and why.  Exits 1 when a selection fails; the table still
+shows why.  Coloured when stdout is a terminal and NO_COLOR is not set.]],
+  match = [[Reads resource-query commands on stdin (match allocate FILE, match
+allocate_orelse_reserve FILE, match allocate_with_satisfiability FILE, match
+satisfiability FILE, cancel N, info N, quit) or takes jobspec files as arguments,
+and matches them against the JGF resource graph given with --graph, the way
+Fluxion would.]],
+  jobspec = [[Prints the compute jobspec and one device jobspec per virtual resource type that
+Fluence builds for each group in the manifests.]],
+  policies = [[Lists every policy plugin on the search path: name, origin and description,
+then the search order.  -o name prints one name per line; -o json for scripts.]],
+  providers = [[Lists every provider plugin on the search path, like policies.]],
+  completion = [[bash and zsh print a script to source; kubectl prints the
+kubectl_complete-fluence helper that kubectl (1.26 or later) runs to complete
+"kubectl fluence ...": install it executable on PATH.]],
+}
+
+-- Hand-written detail per option, after its help line from the table.
+local OPTION_PROSE = {
+  output = [[Per verb: select, run and jobspec: yaml (the edited input, byte for byte) or
+json; apply and create: name, yaml or json (the objects the server returned;
+with --dry-run=client the edited input); explain: table or json; policies and
+providers: table, json or name.]],
+  policy = [[All of Fluxion's: first, high, low, lonode, hinode, lonodex, hinodex,
+firstnodex.]],
+  ["dry-run"] = [[Selection always runs; with client nothing is sent to the cluster, with server
+the API server validates and admits the objects without persisting them
+(dryRun=All).]],
+  verbose = [[-v: the providers called, the offerings read, timings; each further -v adds
+detail (such as HTTP status lines).  Credentials never appear.]],
+  offline = [[Also skips the configmap provider; the selection uses only --attributes files
+and named providers.]],
+}
+
+local function verbs_of(o)
+  if #o.verbs == #spec.verbs then return "all verbs" end
+  local v = {}
+  for _, n in ipairs(o.verbs) do if n ~= "help" then v[#v + 1] = n end end
+  return table.concat(v, ", ")
+end
+
+add(('.TH FLUENCE 1 "%s" "fluence %s" "User Commands"'):format(date, version))
+add(".\\\" Generated by tools/gen-man.lua from the tables in core/cli.c: do not edit;")
+add(".\\\" run: make && lua5.4 tools/gen-man.lua > docs/fluence.1")
+add(".SH NAME")
+add("fluence, kubectl-fluence \\- choose the backend a Kubernetes workload runs on, client side")
+add(".SH SYNOPSIS")
+for _, v in ipairs(spec.verbs) do
+  add(".B fluence")
+  local args = v.args ~= "" and (" " .. opt(v.args)) or ""
+  add(".BR " .. opt(v.name) .. (args ~= "" and (' "' .. args .. '"') or ""))
+  add(".br")
+end
+add(".B kubectl fluence")
+add(".I VERB")
+add("\\&...")
+add(".SH DESCRIPTION")
+add(esc([[fluence chooses, on your own machine, the backend a Kubernetes workload runs on in
+a cluster scheduled by Fluence (the Fluxion-based scheduler), following the
+workload's own fluence.flux-framework.org/select-policy annotation, and stamps the
+choice into the manifest, preserving every other byte.  It replaces the Go client
+kubectl-fluence and accepts its manifests, attribute files and policy strings.]]))
+add(".PP")
+add(esc([[Installed as kubectl-fluence (the same program) it is a kubectl plugin: kubectl
+fluence VERB works like fluence VERB, and its help speaks as "kubectl fluence".
+Policies (the stages of a select-policy) and providers (where backends and their
+attributes come from) are Lua plugins; users add their own.]]))
+add(".SH COMMANDS")
+for _, v in ipairs(spec.verbs) do
+  add(".TP")
+  add(".B " .. opt(v.name) .. (v.args ~= "" and (" " .. opt(v.args)) or ""))
+  add(esc(v.summary:sub(1, 1):upper() .. v.summary:sub(2)) .. ".")
+  if VERB_PROSE[v.name] then add(esc(VERB_PROSE[v.name])) end
+end
+add(".SH OPTIONS")
+add(esc([[Options may follow the verb in any order; -v and -h may also come before it.
+Short options bundle (-vv, -fFILE); a long option takes its value as the next
+word or after "=" (--output=json); --dry-run takes one only after "=".
+Options marked repeatable collect every occurrence.]]))
+for _, o in ipairs(spec.options) do
+  add(".TP")
+  local names = {}
+  if o.short then names[#names + 1] = "\\fB\\-" .. opt(o.short) .. "\\fR" end
+  names[#names + 1] = "\\fB\\-\\-" .. opt(o.name) .. "\\fR"
+  local mv = ""
+  if o.metavar then
+    mv = o.arg == "optional" and ("[=\\fI" .. o.metavar .. "\\fR]") or (" \\fI" .. o.metavar .. "\\fR")
+  end
+  add(table.concat(names, ", ") .. mv)
+  add(esc(o.help) .. (o.help:match("%.$") and "" or "."))
+  if OPTION_PROSE[o.name] then add(esc(OPTION_PROSE[o.name])) end
+  add("Verbs: " .. esc(verbs_of(o)) .. ".")
+end
+add(".SH SELECT-POLICY")
+add(esc([[A select-policy is a comma-separated pipeline of stages applied left to right; the
+first backend of the final list wins.  Built-in stages: min-ATTR and max-ATTR
+(rank by a numeric attribute and keep the best-equivalent group; cost means
+cost_usd and queue means queue_size; --cost-tol sets the band of the cost and
+queue rankers, min-cost~0.05 or min-cost~5% a stage's own), require:COND,...
+(min_X=N, max_X=N, X>=N, X=value, X!=a|b ...), online-only, prefer:A|B,
+exclude:NAME, weighted:ATTR=W,... and, for fit checks, fits.  The full language is
+in docs/policy-language.md; fluence policies lists what is installed.]]))
+add(".SH PLUGINS")
+add(esc([[A policy plugin is a file NAME.lua returning { name, description, compile }; a
+provider plugin returns { name, description, candidates }.  They run sandboxed:
+policies have no I/O at all, providers only the API handed to them.  The first
+file of a name found wins, searching in this order:]]))
+add(".IP 1. 4")
+add("directories given with \\fB\\-\\-policy\\-dir\\fR / \\fB\\-\\-provider\\-dir\\fR, in order;")
+add(".IP 2. 4")
+add("the directories in \\fBFLUENCE_POLICY_PATH\\fR / \\fBFLUENCE_PROVIDER_PATH\\fR;")
+add(".IP 3. 4")
+add("\\fI~/.fluence/policies\\fR / \\fI~/.fluence/providers\\fR;")
+add(".IP 4. 4")
+add("the built-in plugins compiled into the program.")
+add(".PP")
+add(esc([[fluence policies and fluence providers show what was found and where.  The
+plugin author's guide is docs/plugins.md.]]))
+add(".SH ENVIRONMENT")
+local ENV = {
+  { "FLUENCE_POLICY_PATH", "Colon-separated directories of policy plugins, searched after --policy-dir." },
+  { "FLUENCE_PROVIDER_PATH", "Colon-separated directories of provider plugins, searched after --provider-dir." },
+  { "FLUENCE_SOURCE_DIR", "Load lua/, policies/ and providers/ from this source tree before the built-in copies (development)." },
+  { "FLUENCE_DEBUG", "When set, internal errors (exit 70) carry a Lua traceback." },
+  { "KUBECONFIG", "Colon-separated kubeconfig files, merged (the first file that sets a value wins); --kubeconfig overrides it." },
+  { "KUBERNETES_SERVICE_HOST, KUBERNETES_SERVICE_PORT", "Inside a pod without a kubeconfig: the API server, with the service account's token and CA." },
+  { "NO_COLOR", "When set and not empty, explain prints no colour (https://no-color.org)." },
+  { "SOURCE_DATE_EPOCH", "Seconds since the epoch to use as the time of the selection in the select-result audit (reproducible output)." },
+  { "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN", "Credentials of the braket-live provider; else the profile's in the shared credentials file." },
+  { "AWS_PROFILE", "Profile of the shared credentials and config files (default: default)." },
+  { "AWS_REGION, AWS_DEFAULT_REGION", "Region for Braket simulators (QPUs use the region of their ARN)." },
+  { "AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE", "Other locations of ~/.aws/credentials and ~/.aws/config." },
+  { "AWS_ENDPOINT_URL_BRAKET, AWS_ENDPOINT_URL", "Send Braket requests to this endpoint instead of AWS (tests, proxies); AWS_IGNORE_CONFIGURED_ENDPOINT_URLS disables both." },
+  { "N_SHOTS", "In a container's env in the manifest (not fluence's own environment): the shots of a quantum request when the select-shots annotation is absent (default 1000)." },
+}
+for _, e in ipairs(ENV) do
+  add(".TP")
+  local names = {}
+  for n in e[1]:gmatch("[^, ]+") do names[#names + 1] = "\\fB" .. opt(n) .. "\\fR" end
+  add(table.concat(names, ", "))
+  add(esc(e[2]))
+end
+add(".SH FILES")
+local FILES = {
+  { "~/.fluence/policies/", "The user's policy plugins, NAME.lua." },
+  { "~/.fluence/providers/", "The user's provider plugins, NAME.lua." },
+  { "~/.kube/config", "The kubeconfig used when neither --kubeconfig nor KUBECONFIG is given." },
+  { "/var/run/secrets/kubernetes.io/serviceaccount/", "Token, CA and namespace of the service account, inside a pod." },
+  { "~/.aws/credentials, ~/.aws/config", "AWS credentials and region of the profile, for the braket-live provider." },
+}
+for _, f in ipairs(FILES) do
+  add(".TP")
+  local names = {}
+  for n in f[1]:gmatch("[^, ]+") do names[#names + 1] = "\\fI" .. opt(n) .. "\\fR" end
+  add(table.concat(names, ", "))
+  add(esc(f[2]))
+end
+add(".SH EXIT STATUS")
+add(esc([[On any error nothing is written to stdout and one message on stderr says what and
+where ("fluence: FILE:LINE:COL: message").]]))
+for _, e in ipairs(spec.exit_codes) do
+  add(".TP")
+  add(".B " .. e.code)
+  add(esc(e.meaning:sub(1, 1):upper() .. e.meaning:sub(2)) .. ".")
+end
+add(".SH EXAMPLES")
+local EXAMPLES = {
+  { "Choose for every Fluence object, offline, from an attribute file:",
+    "fluence select \\-f job.yaml \\-\\-attributes attrs.yaml \\-\\-offline" },
+  { "Why each backend won or lost:",
+    "fluence explain \\-f job.yaml \\-\\-attributes attrs.yaml" },
+  { "Select and server-side apply, as a kubectl plugin:",
+    "kubectl fluence apply \\-f job.yaml \\-\\-attributes attrs.yaml" },
+  { "Decide with a policy written in Lua:",
+    "fluence run cheapest.lua \\-f job.yaml \\-\\-attributes attrs.yaml" },
+  { "Use your own provider plugins:",
+    "fluence select \\-f job.yaml \\-\\-provider\\-dir ./providers \\-\\-provider gpu\\-pricing" },
+  { "Shell completion:",
+    "source <(fluence completion bash)" },
+}
+for _, ex in ipairs(EXAMPLES) do
+  add(".PP")
+  add(esc(ex[1]))
+  add(".PP")
+  add(".RS 4")
+  add(".EX")
+  add(ex[2])
+  add(".EE")
+  add(".RE")
+end
+add(".SH SEE ALSO")
+add(".BR kubectl (1),")
+add(".BR lua (1)")
+add(".PP")
+add(esc([[docs/architecture.md, docs/policy-language.md, docs/plugins.md,
+docs/migration.md, docs/kubernetes.md and docs/braket.md in the source tree;
+https://github.com/converged-computing/fluence.]]))
+
+io.write(table.concat(out, "\n"), "\n")
