@@ -672,7 +672,7 @@ static struct edits *build_edits(lua_State *L, struct mstream *s, struct strbuf 
         lua_pop(L, 3);
     }
     lua_settop(L, edx + 1);
-    qsort(ed->e, ed->n, sizeof *ed->e, cmp_edit);
+    if (ed->n) qsort(ed->e, ed->n, sizeof *ed->e, cmp_edit);
     return ed;
 }
 

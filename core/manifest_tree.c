@@ -140,8 +140,11 @@ static size_t hash_str(const char *s, size_t n)
     return h;
 }
 
-static void anchor_set(lua_State *L, struct mtree *t, const char *name, size_t node)
+/* name_off: where the name already is in the arena, or (size_t)-1 to copy
+ * it there (the arena may move, so a name inside it is passed by offset) */
+static void anchor_set(lua_State *L, struct mtree *t, const char *name, size_t name_off, size_t node)
 {
+    if (name_off != (size_t)-1) name = NULL;
     if ((t->acount + 1) * 2 > t->anchcap) {           /* grow and rehash */
         size_t cap = t->anchcap ? t->anchcap * 2 : 16;
         struct anchor *a = calloc(cap, sizeof *a);
@@ -157,12 +160,13 @@ static void anchor_set(lua_State *L, struct mtree *t, const char *name, size_t n
         t->anchors = a;
         t->anchcap = cap;
     }
+    if (!name) name = t->arena + name_off;     /* after any rehash: no allocation below */
     size_t n = strlen(name), h = hash_str(name, n) & (t->anchcap - 1);
     while (t->anchors[h].node) {
         if (strcmp(t->arena + t->anchors[h].name, name) == 0) { t->anchors[h].node = node; return; }
         h = (h + 1) & (t->anchcap - 1);
     }
-    t->anchors[h].name = arena_add(L, t, name, n);
+    t->anchors[h].name = name_off != (size_t)-1 ? name_off : arena_add(L, t, name, n);
     t->anchors[h].node = node;
     t->acount++;
 }
@@ -425,7 +429,7 @@ int mp_next_doc(lua_State *L, struct mparse *p, struct mdoc *doc)
             if (t->depth) {
                 t->nodes[t->stack[t->depth - 1]].weight += t->nodes[i].weight;
             }
-            if (t->nodes[i].flags & MF_ANCHORED) anchor_set(L, t, t->arena + t->nodes[i].val, i);
+            if (t->nodes[i].flags & MF_ANCHORED) anchor_set(L, t, NULL, t->nodes[i].val, i);
             if (t->nodes[i].weight > MAX_EXPANDED)
                 mp_error(L, p, t->nodes[i].start, "aliases expand to too large a document (a \"billion laughs\" attack?)");
             continue;
@@ -436,7 +440,7 @@ int mp_next_doc(lua_State *L, struct mparse *p, struct mdoc *doc)
         if (!doc->root) doc->root = i;
         if (anchor) {
             t->nodes[i].flags |= MF_ANCHORED;
-            anchor_set(L, t, anchor, i);
+            anchor_set(L, t, anchor, (size_t)-1, i);
         }
     }
 }
