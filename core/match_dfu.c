@@ -284,55 +284,52 @@ static int sc_merge(scoring *s, scoring *o)
 }
 
 /* std::sort (libstdc++ introsort) reproduced, so that candidates of equal
- * score come out in the same order as in Fluxion. */
-typedef bool (*cmp_fn)(const egroup *, const egroup *);
+ * score come out in the same order as in Fluxion.  It sorts (score, index)
+ * pairs: the comparisons, hence the result, are those of sorting the
+ * candidates themselves, with 16-byte moves instead of 48. */
+typedef struct skey {
+    int64_t score;
+    uint32_t idx;
+} skey;
 
-static bool cmp_greater(const egroup *a, const egroup *b)
-{
-    return a->score > b->score;
-}
+#define LESS(a, b) (hi ? (a)->score > (b)->score : (a)->score < (b)->score)
 
-static bool cmp_less(const egroup *a, const egroup *b)
+static void sk_swap(skey *a, skey *b)
 {
-    return a->score < b->score;
-}
-
-static void eg_swap(egroup *a, egroup *b)
-{
-    egroup t = *a;
+    skey t = *a;
     *a = *b;
     *b = t;
 }
 
-static void move_median_to_first(egroup *result, egroup *a, egroup *b, egroup *c, cmp_fn comp)
+static void move_median_to_first(skey *result, skey *a, skey *b, skey *c, bool hi)
 {
-    if (comp(a, b)) {
-        if (comp(b, c)) eg_swap(result, b);
-        else if (comp(a, c)) eg_swap(result, c);
-        else eg_swap(result, a);
-    } else if (comp(a, c)) eg_swap(result, a);
-    else if (comp(b, c)) eg_swap(result, c);
-    else eg_swap(result, b);
+    if (LESS(a, b)) {
+        if (LESS(b, c)) sk_swap(result, b);
+        else if (LESS(a, c)) sk_swap(result, c);
+        else sk_swap(result, a);
+    } else if (LESS(a, c)) sk_swap(result, a);
+    else if (LESS(b, c)) sk_swap(result, c);
+    else sk_swap(result, b);
 }
 
-static egroup *unguarded_partition(egroup *first, egroup *last, egroup *pivot, cmp_fn comp)
+static skey *unguarded_partition(skey *first, skey *last, skey *pivot, bool hi)
 {
     for (;;) {
-        while (comp(first, pivot)) ++first;
+        while (LESS(first, pivot)) ++first;
         --last;
-        while (comp(pivot, last)) --last;
+        while (LESS(pivot, last)) --last;
         if (!(first < last)) return first;
-        eg_swap(first, last);
+        sk_swap(first, last);
         ++first;
     }
 }
 
-static void adjust_heap(egroup *first, ptrdiff_t hole, ptrdiff_t len, egroup value, cmp_fn comp)
+static void adjust_heap(skey *first, ptrdiff_t hole, ptrdiff_t len, skey value, bool hi)
 {
     ptrdiff_t top = hole, second = hole;
     while (second < (len - 1) / 2) {
         second = 2 * (second + 1);
-        if (comp(&first[second], &first[second - 1])) second--;
+        if (LESS(&first[second], &first[second - 1])) second--;
         first[hole] = first[second];
         hole = second;
     }
@@ -342,7 +339,7 @@ static void adjust_heap(egroup *first, ptrdiff_t hole, ptrdiff_t len, egroup val
         hole = second - 1;
     }
     ptrdiff_t parent = (hole - 1) / 2;
-    while (hole > top && comp(&first[parent], &value)) {
+    while (hole > top && LESS(&first[parent], &value)) {
         first[hole] = first[parent];
         hole = parent;
         parent = (hole - 1) / 2;
@@ -350,47 +347,47 @@ static void adjust_heap(egroup *first, ptrdiff_t hole, ptrdiff_t len, egroup val
     first[hole] = value;
 }
 
-static void heap_sort_all(egroup *first, egroup *last, cmp_fn comp)
+static void heap_sort_all(skey *first, skey *last, bool hi)
 {
     ptrdiff_t len = last - first;
     if (len >= 2) {
         ptrdiff_t parent = (len - 2) / 2;
         for (;;) {
-            egroup v = first[parent];
-            adjust_heap(first, parent, len, v, comp);
+            skey v = first[parent];
+            adjust_heap(first, parent, len, v, hi);
             if (parent == 0) break;
             parent--;
         }
     }
     while (last - first > 1) {
         --last;
-        egroup v = *last;
+        skey v = *last;
         *last = *first;
-        adjust_heap(first, 0, last - first, v, comp);
+        adjust_heap(first, 0, last - first, v, hi);
     }
 }
 
-static void introsort_loop(egroup *first, egroup *last, int depth, cmp_fn comp)
+static void introsort_loop(skey *first, skey *last, int depth, bool hi)
 {
     while (last - first > 16) {
         if (depth == 0) {
-            heap_sort_all(first, last, comp);
+            heap_sort_all(first, last, hi);
             return;
         }
         --depth;
-        egroup *mid = first + (last - first) / 2;
-        move_median_to_first(first, first + 1, mid, last - 1, comp);
-        egroup *cut = unguarded_partition(first + 1, last, first, comp);
-        introsort_loop(cut, last, depth, comp);
+        skey *mid = first + (last - first) / 2;
+        move_median_to_first(first, first + 1, mid, last - 1, hi);
+        skey *cut = unguarded_partition(first + 1, last, first, hi);
+        introsort_loop(cut, last, depth, hi);
         last = cut;
     }
 }
 
-static void unguarded_linear_insert(egroup *last, cmp_fn comp)
+static void unguarded_linear_insert(skey *last, bool hi)
 {
-    egroup val = *last;
-    egroup *next = last - 1;
-    while (comp(&val, next)) {
+    skey val = *last;
+    skey *next = last - 1;
+    while (LESS(&val, next)) {
         *last = *next;
         last = next;
         --next;
@@ -398,40 +395,65 @@ static void unguarded_linear_insert(egroup *last, cmp_fn comp)
     *last = val;
 }
 
-static void insertion_sort(egroup *first, egroup *last, cmp_fn comp)
+static void insertion_sort(skey *first, skey *last, bool hi)
 {
     if (first == last) return;
-    for (egroup *i = first + 1; i != last; ++i) {
-        if (comp(i, first)) {
-            egroup val = *i;
+    for (skey *i = first + 1; i != last; ++i) {
+        if (LESS(i, first)) {
+            skey val = *i;
             memmove(first + 1, first, (size_t)(i - first) * sizeof *i);
             *first = val;
         } else {
-            unguarded_linear_insert(i, comp);
+            unguarded_linear_insert(i, hi);
         }
     }
 }
 
-static void std_sort(egroup *first, egroup *last, cmp_fn comp)
+static void sort_keys(skey *first, skey *last, bool hi)
 {
     ptrdiff_t n = last - first;
     if (n < 2) return;
     int lg = 0;
     for (ptrdiff_t k = n; k > 1; k >>= 1) lg++;
-    introsort_loop(first, last, 2 * lg, comp);
+    introsort_loop(first, last, 2 * lg, hi);
     if (last - first > 16) {
-        insertion_sort(first, first + 16, comp);
-        for (egroup *i = first + 16; i != last; ++i) unguarded_linear_insert(i, comp);
+        insertion_sort(first, first + 16, hi);
+        for (skey *i = first + 16; i != last; ++i) unguarded_linear_insert(i, hi);
     } else {
-        insertion_sort(first, last, comp);
+        insertion_sort(first, last, hi);
     }
 }
 
-static int choose_best_k(scoring *s, int32_t type, unsigned k, cmp_fn comp)
+#undef LESS
+
+static int std_sort(egroup *g, uint32_t n, bool hi)
+{
+    if (n < 2) return 0;
+    skey stack_keys[64];
+    skey *keys = n <= 64 ? stack_keys : malloc((size_t)n * sizeof *keys);
+    egroup *tmp = malloc((size_t)n * sizeof *tmp);
+    if (!keys || !tmp) {
+        if (keys != stack_keys) free(keys);
+        free(tmp);
+        return -1;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        keys[i].score = g[i].score;
+        keys[i].idx = i;
+    }
+    sort_keys(keys, keys + n, hi);
+    memcpy(tmp, g, (size_t)n * sizeof *tmp);
+    for (uint32_t i = 0; i < n; i++) g[i] = tmp[keys[i].idx];
+    if (keys != stack_keys) free(keys);
+    free(tmp);
+    return 0;
+}
+
+static int choose_best_k(scoring *s, int32_t type, unsigned k, bool hi)
 {
     evals *e = sc_get(s, type);
     if (!e || k == 0 || k > e->qual) return -1;
-    std_sort(e->g, e->g + e->n, comp);
+    if (std_sort(e->g, e->n, hi) < 0) return -1;
     unsigned i = 0;
     long tbs = (long)k;
     while (tbs > 0 && i < e->n) {
@@ -555,7 +577,6 @@ struct matcher {
     vstate *st;
     /* policy */
     bool high, node_centric, node_exclusive, stop_on_1;
-    cmp_fn comp;
     /* state */
     int64_t counter;
     uint64_t seq;
@@ -646,7 +667,6 @@ static int parse_policy(matcher *m, const char *policy, char *err, size_t errlen
         snprintf(err, errlen, "unknown match policy: %s", policy);
         rc = -1;
     }
-    m->comp = m->high ? cmp_greater : cmp_less;
     return rc;
 }
 
@@ -1107,7 +1127,7 @@ static int dom_slot(matcher *m, uint32_t u, const cres *shape, int nshape, unsig
     /* dom_finish_slot: choose all of every type */
     for (int i = 0; i < ds.nt; i++) {
         int32_t t = ds.t[i].type;
-        choose_best_k(&ds, t, ds.t[i].qual, m->comp);
+        choose_best_k(&ds, t, ds.t[i].qual, m->high);
     }
     /* cnt_slot */
     qual = UINT_MAX;
@@ -1215,7 +1235,7 @@ static int finish_vtx(matcher *m, uint32_t u, const cres *R, int nR, scoring *df
                 score = MATCH_UNMET;
                 break;
             }
-            choose_best_k(dfu, c->type, count, m->comp);
+            choose_best_k(dfu, c->type, count, m->high);
         }
     }
     if (m->node_centric && x->type == m->g->node_type) m->ml_scores -= m->last_factor;
@@ -1293,7 +1313,7 @@ static int select_at(matcher *m, const cres *R, int nR, bool excl)
                 score = MATCH_UNMET;
                 break;
             }
-            choose_best_k(&dfu, R[i].type, count, m->comp);
+            choose_best_k(&dfu, R[i].type, count, m->high);
         }
         dfu.overall = score;
         m->ml_scores = 0;

@@ -9,9 +9,13 @@
  * direction (Fluence lists every edge both ways): an edge counts when the
  * target's containment path is the source's path plus one component. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "match.h"
 
 /* ------------------------------------------------------------ string pool */
@@ -181,6 +185,7 @@ typedef struct scan {
     char *err;
     size_t errlen;
     int failed;
+    const char *released;    /* mmap'd input: pages before this are dropped */
 } scan;
 
 static void sfail(scan *s, const char *msg)
@@ -473,8 +478,23 @@ static int obj_next(scan *s, int *first)
     return 1;
 }
 
+/* With an mmap'd input, hand the pages already parsed back to the kernel so
+ * the peak memory is the graph, not the text. */
+static void release_parsed(scan *s)
+{
+    if (!s->released) return;
+    const size_t chunk = (size_t)8 << 20;
+    if ((size_t)(s->p - s->released) < 2 * chunk) return;
+    long pg = sysconf(_SC_PAGESIZE);
+    uintptr_t a = ((uintptr_t)s->released + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
+    uintptr_t b = ((uintptr_t)s->p - chunk) & ~((uintptr_t)pg - 1);
+    if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
+    s->released = (const char *)b;
+}
+
 static int arr_next(scan *s, int *first)
 {
+    release_parsed(s);
     ws(s);
     if (*first) {
         *first = 0;
@@ -891,10 +911,11 @@ static int link_edges(mgraph *g, jedge *edges, size_t nedges, char *err, size_t 
     return 0;
 }
 
-mgraph *mg_load_jgf(const char *text, size_t len, char *err, size_t errlen)
+static mgraph *load_jgf(const char *text, size_t len, bool mapped, char *err, size_t errlen)
 {
     loadctx c;
     memset(&c, 0, sizeof c);
+    if (mapped) c.s.released = text;
     c.g = mg_new();
     if (!c.g) {
         snprintf(err, errlen, "out of memory");
@@ -963,6 +984,34 @@ fail2:
     free(c.edges);
     mg_free(c.g);
     return NULL;
+}
+
+mgraph *mg_load_jgf(const char *text, size_t len, char *err, size_t errlen)
+{
+    return load_jgf(text, len, false, err, errlen);
+}
+
+mgraph *mg_load_jgf_file(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, " %s", strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+        close(fd);
+        return NULL; /* caller falls back to reading */
+    }
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return NULL;
+    madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
+    mgraph *g = load_jgf(p, (size_t)st.st_size, true, err, errlen);
+    if (!g && !err[0]) snprintf(err, errlen, " failed to load");
+    munmap(p, (size_t)st.st_size);
+    if (!g && !err[0]) snprintf(err, errlen, " failed");
+    return g;
 }
 
 /* -------------------------------------------------------------- building */

@@ -75,6 +75,19 @@ static int l_load_jgf(lua_State *L)
 static int l_load_jgf_file(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
+    {
+        char merr[512];
+        merr[0] = 0;
+        lgraph *mg = push_graph(L);
+        mg->g = mg_load_jgf_file(path, merr, sizeof merr);
+        if (mg->g) return 1;
+        if (merr[0]) {
+            lua_pushnil(L);
+            lua_pushfstring(L, "%s:%s", path, merr);
+            return 2;
+        }
+        lua_pop(L, 1);
+    }
     int fd = open(path, O_RDONLY);
     if (fd < 0) {
         lua_pushnil(L);
