@@ -953,9 +953,12 @@ static int config_request(lua_State *L)
     CURLcode rc = curl_easy_perform(e);
     if (rc != CURLE_OK) {
         /* the URL without its query; never headers */
-        const char *q = strchr(url, '?');
+        /* the URL without its query; with tls-server-name, the real server */
+        const char *shown = url;
+        if (c->tls_server_name) shown = lua_pushfstring(L, "%s%s", c->server, path);
+        const char *q = strchr(shown, '?');
         lua_pushnil(L);
-        lua_pushlstring(L, url, q ? (size_t)(q - url) : strlen(url));
+        lua_pushlstring(L, shown, q ? (size_t)(q - shown) : strlen(shown));
         if (r->too_big)
             lua_pushfstring(L, "%s %s: answer larger than %d bytes", method, lua_tostring(L, -1), (int)r->max_body);
         else
