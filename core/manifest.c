@@ -24,7 +24,7 @@
 #define GROUP_LABEL "fluence.flux-framework.org/group"
 #define SELECT_POLICY "fluence.flux-framework.org/select-policy"
 
-enum { UV_TEXT = 1, UV_NAME, UV_OBJECTS, UV_PENDING, UV_CACHE, UV_COUNT = UV_CACHE };
+enum { UV_TEXT = 1, UV_NAME, UV_OBJECTS, UV_PENDING, UV_CACHE, UV_EDITS, UV_COUNT = UV_EDITS };
 
 struct mobj { size_t doc; size_t site_first, site_count; };
 
@@ -531,6 +531,8 @@ static int s_set_annotations(lua_State *L)
     lua_getiuservalue(L, 1, UV_CACHE);
     lua_pushnil(L);
     lua_rawseti(L, -2, (lua_Integer)o->doc + 1);
+    lua_pushnil(L);
+    lua_setiuservalue(L, 1, UV_EDITS);
     lua_pushboolean(L, 1);
     return 1;
 }
@@ -676,14 +678,40 @@ static struct edits *build_edits(lua_State *L, struct mstream *s, struct strbuf 
     return ed;
 }
 
+/* The edit list, built once per set of pending annotations: pushes the
+ * edits userdata and its text buffer (cached until set_annotations). */
+static struct edits *get_edits(lua_State *L, struct mstream *s, struct strbuf **tbp)
+{
+    if (lua_getiuservalue(L, 1, UV_EDITS) == LUA_TTABLE) {
+        lua_rawgeti(L, -1, 1);
+        lua_rawgeti(L, -2, 2);
+        lua_remove(L, -3);
+        *tbp = lua_touserdata(L, -1);
+        return lua_touserdata(L, -2);
+    }
+    lua_pop(L, 1);
+    struct edits *ed = build_edits(L, s, tbp);
+    lua_createtable(L, 2, 0);
+    lua_pushvalue(L, -3);
+    lua_rawseti(L, -2, 1);
+    lua_pushvalue(L, -2);
+    lua_rawseti(L, -2, 2);
+    lua_setiuservalue(L, 1, UV_EDITS);
+    return ed;
+}
+
 /* Pushes text[from, to) with the edits inside that range applied. */
 static void splice(lua_State *L, const char *text, size_t from, size_t to, struct edits *ed, struct strbuf *tb)
 {
     struct strbuf *out = strbuf_push(L);
-    size_t at = from;
-    for (size_t i = 0; i < ed->n; i++) {
+    size_t at = from, lo = 0, hi = ed->n;
+    while (lo < hi) {                  /* the first edit at or after from */
+        size_t mid = lo + (hi - lo) / 2;
+        if (ed->e[mid].pos < from) lo = mid + 1; else hi = mid;
+    }
+    for (size_t i = lo; i < ed->n; i++) {
         const struct edit *e = &ed->e[i];
-        if (e->pos < from || e->pos > to) continue;
+        if (e->pos > to) break;
         if (e->pos < at) luaL_error(L, "manifest: overlapping edits (a bug)");
         strbuf_add(L, out, text + at, e->pos - at);
         strbuf_add(L, out, tb->data + e->toff, e->tlen);
@@ -702,7 +730,7 @@ static int s_render(lua_State *L)
     lua_getiuservalue(L, 1, UV_TEXT);
     const char *text = lua_tolstring(L, -1, &len);
     struct strbuf *tb;
-    struct edits *ed = build_edits(L, s, &tb);
+    struct edits *ed = get_edits(L, s, &tb);
     if (ed->n == 0) { lua_pushvalue(L, 2); return 1; }
     splice(L, text, 0, len, ed, tb);
     return 1;
@@ -814,7 +842,7 @@ static int s_object_json(lua_State *L)
     lua_getiuservalue(L, 1, UV_TEXT);                               /* 4 */
     const char *text = lua_tolstring(L, 4, &len);
     struct strbuf *tb;
-    build_edits(L, s, &tb);                                         /* 5, 6 */
+    get_edits(L, s, &tb);                                           /* 5, 6 */
     struct edits *ed = lua_touserdata(L, 5);
     lua_pushcfunction(L, json_protected);                           /* 7 */
     lua_pushvalue(L, 1);

@@ -386,7 +386,7 @@ describe("fluence.manifest errors", function()
 end)
 
 describe("fluence.manifest scale", function()
-  it("rewrites a 10 MB stream in linear time", function()
+  it("rewrites a 10 MB stream, and gives every object as JSON, in linear time", function()
     local doc = [[
 apiVersion: batch/v1
 kind: Job
@@ -416,6 +416,7 @@ spec:
     local objs = s:objects()
     for i = 1, #objs, 2 do assert(s:set_annotations(i, EDITS)) end
     local out = s:render()
+    for i = 1, #objs do assert(s:object_json(i)) end
     local elapsed = os.clock() - t0
     assert.are.equal(n, #objs)
     assert.is_true(#out > #text)
@@ -425,6 +426,7 @@ spec:
     local s2 = assert(manifest.parse(text .. "---\n" .. text, "big2.yaml"))
     for i = 1, 2 * n, 2 do assert(s2:set_annotations(i, EDITS)) end
     s2:render()
+    for i = 1, 2 * n do assert(s2:object_json(i)) end
     local elapsed2 = os.clock() - t1
     assert.is_true(elapsed2 < 4 * elapsed + 1, ("%.2f s then %.2f s"):format(elapsed, elapsed2))
   end)
