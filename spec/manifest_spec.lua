@@ -134,6 +134,51 @@ describe("fluence.manifest fixtures", function()
   end
 end)
 
+describe("fluence.manifest odd shapes", function()
+  local cases = {
+    "metadata:\n  name: x",                                   -- no final newline
+    "metadata: # c\n  name: x\n",
+    "metadata:\n  name: a\n    b\n  other: |\n    text\n",     -- multi-line plain, block last
+    "metadata:\n  name: x\n# only a comment\n",
+    "spec: {}\nmetadata:\n  name: x\n  labels:\n    a: b\n",
+    "metadata:\n  annotations:\n    a: >\n      folded\n\n",
+    "metadata:\n  annotations:\n    a: b\n...\n",
+    "metadata:\r\n  annotations:\r\n",
+    "metadata:\r\n  annotations: ~\r\n",
+    "metadata: {name: x,\n  labels: {a: b}\n}\n",
+    "metadata:\n  annotations: {\n    a: b\n  }\n",
+    "kind: List\nitems:\n  - metadata:\n      name: a\n  - metadata: {}\n",
+    "metadata:\n  name: \"multi\n    line\"\n",
+    "? metadata\n: name: x\n",
+    "metadata:\n  ? annotations\n  : a: b\n",
+    "metadata:\n  annotations:\n    \"quoted key\": v\n    fluence.flux-framework.org/require-backend: ''\n",
+    "metadata:\n  annotations:\n    fluence.flux-framework.org/require-backend:\n    x: y\n",
+    "%YAML 1.1\n--- !!map\nmetadata:\n  name: x\n",
+    "--- {metadata: {name: x}}\n--- {metadata: null}\n",
+    '{"metadata": {"name": "x", "annotations": {}}}',
+    "metadata: !!map\n  name: x\n",
+    "metadata:\n  name: x\n  annotations: !!map {}\n",
+    "metadata:\n  annotations:\n    <<: {fluence.flux-framework.org/require-backend: old}\n    a: b\n",
+    "metadata: &m\n  name: x\nspec:\n  template:\n    metadata: *m\n    spec:\n      schedulerName: fluence\n      containers: []\n",
+  }
+  for i, text in ipairs(cases) do
+    it(("case %d round-trips, reads back and is idempotent"):format(i), function()
+      local s = assert(manifest.parse(text, "case"))
+      for _, o in ipairs(s:objects()) do assert(s:set_annotations(o.index, EDITS)) end
+      local out = s:render()
+      assert.are.same(normalize(assert(yaml.decode_all(text))), normalize(assert(yaml.decode_all(out))))
+      local again = assert(manifest.parse(out, "out"))
+      for _, o in ipairs(again:objects()) do
+        assert.are.equal("gpu-l4", o.annotations[BACKEND])
+        assert.are.equal(AUDIT, o.annotations[RESULT])
+        assert(again:set_annotations(o.index, EDITS))
+      end
+      assert.are.equal(out, again:render())
+      if text:find("\r\n") then assert.is_nil(out:find("[^\r]\n")) end
+    end)
+  end
+end)
+
 describe("fluence.manifest objects", function()
   local function objects(text)
     return assert(manifest.parse(text, "t.yaml")):objects()
