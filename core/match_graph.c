@@ -601,6 +601,8 @@ static int parse_node(loadctx *c)
         return -1;
     }
     uint32_t vi = g->nv - 1;
+    ws(s);
+    const char *node_start = s->p;
     int64_t id = -2, uniq = -1, rank = -1, size = 1;
     int have_id_str = 0, have_meta = 0;
     uint32_t type = 0, basename = 0, name = 0;
@@ -719,6 +721,8 @@ static int parse_node(loadctx *c)
     }
     if (r < 0) return -1;
     x = &g->v[vi];
+    const char *node_end = s->p;
+    s->p = node_start; /* node-level problems point at the node */
     if (!have_id_str) {
         sfail(s, "JGF vertex id key is not found in a node");
         return -1;
@@ -771,6 +775,7 @@ static int parse_node(loadctx *c)
         sfail(s, m);
         return -1;
     }
+    s->p = node_end;
     return 0;
 }
 
@@ -779,6 +784,8 @@ static int parse_edge(loadctx *c)
     scan *s = &c->s;
     char *src = NULL, *tgt = NULL;
     int containment = 1, r, first = 1, rc = -1;
+    ws(s);
+    const char *edge_start = s->p;
     while ((r = obj_next(s, &first)) == 1) {
         if (strcmp(s->buf, "source") == 0 || strcmp(s->buf, "target") == 0) {
             int is_src = s->buf[0] == 's';
@@ -803,6 +810,8 @@ static int parse_edge(loadctx *c)
         } else if (skip_value(s, 0) < 0) goto out;
     }
     if (r < 0) goto out;
+    const char *edge_end = s->p;
+    s->p = edge_start;
     if (!src || !tgt) {
         sfail(s, "encountered a malformed edge");
         goto out;
@@ -814,6 +823,7 @@ static int parse_edge(loadctx *c)
         sfail(s, m);
         goto out;
     }
+    s->p = edge_end;
     rc = 0;
     if (!containment || a == b) goto out;
     if (c->nedges == c->ecap) {
