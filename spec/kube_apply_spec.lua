@@ -264,13 +264,15 @@ data:
       assert.is_nil(stored("/api/v1/namespaces/default/configmaps/never-config"))
     end)
 
-    it("--confirm needs a terminal", function()
-      local r = run{ "apply", "--confirm", env = { FLUENCE_NO_TTY = "1" } }
-      if r.code == 2 then
-        assert.matches("%-%-confirm needs a terminal", r.err)
-      else
-        pending("this machine has a controlling terminal: --confirm would ask on it")
-      end
+    it("--confirm needs a terminal (setsid: none to ask on) and applies nothing", function()
+      if not os.execute("command -v setsid >/dev/null 2>&1") then return pending("no setsid") end
+      H.requests(s)
+      local r = cli.run{ cli.bin, "apply", "--confirm", "-f", manifest, "--attributes", attrs, "--kubeconfig", path,
+                         bin = "setsid", valgrind = false }
+      assert.are.equal(2, r.code, r.err)
+      assert.matches("%-%-confirm needs a terminal", r.err)
+      assert.are.equal("", r.out)
+      for _, q in ipairs(H.requests(s)) do assert.are.equal("GET", q.method) end
     end)
 
     it("rejects unknown -o and --dry-run values", function()
