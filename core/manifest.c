@@ -58,9 +58,11 @@ static void push_scalar_or_nil(lua_State *L, const struct mtree *t, size_t i)
 }
 
 /* {key = scalar text} of a mapping; {} when absent or not a mapping */
-static void push_strmap(lua_State *L, const struct mtree *t, size_t i)
+static void push_strmap_depth(lua_State *L, const struct mtree *t, size_t i, int depth)
 {
+    luaL_checkstack(L, 8, "manifest");
     lua_newtable(L);
+    if (depth > 8) return;
     const struct mnode *m = mt_resolve(t, i, &i);
     if (!m || m->type != MN_MAP) return;
     for (size_t k = m->first; k; k = t->nodes[t->nodes[k].next].next) {
@@ -79,7 +81,7 @@ static void push_strmap(lua_State *L, const struct mtree *t, size_t i)
         size_t v;
         const struct mnode *vn = mt_resolve(t, t->nodes[k].next, &v);
         if (vn->type != MN_MAP) continue;
-        push_strmap(L, t, v);
+        push_strmap_depth(L, t, v, depth + 1);
         lua_pushnil(L);
         while (lua_next(L, -2)) {
             lua_pushvalue(L, -2);
@@ -92,6 +94,11 @@ static void push_strmap(lua_State *L, const struct mtree *t, size_t i)
         }
         lua_pop(L, 1);
     }
+}
+
+static void push_strmap(lua_State *L, const struct mtree *t, size_t i)
+{
+    push_strmap_depth(L, t, i, 0);
 }
 
 static int get_int(const struct mtree *t, size_t i, lua_Integer *out)
@@ -177,7 +184,12 @@ static int add_template(lua_State *L, struct walk *w, size_t node, int has_rep, 
     lua_createtable(L, 0, 8);
     lua_pushlstring(L, w->path->data ? w->path->data : "", w->path->len);
     lua_setfield(L, -2, "path");
-    push_scalar_or_nil(L, t, mt_get(t, spec, "schedulerName", NULL));
+    size_t sched = mt_get(t, spec, "schedulerName", NULL);
+    if (!sched) {   /* a Flux MiniCluster keeps pod settings in spec.pod */
+        size_t pod = mt_get(t, spec, "pod", NULL);
+        if (is_map(t, pod)) sched = mt_get(t, pod, "schedulerName", NULL);
+    }
+    push_scalar_or_nil(L, t, sched);
     int fluence = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "fluence") == 0;
     lua_setfield(L, -2, "scheduler_name");
     push_strmap(L, t, is_map(t, meta) ? mt_get(t, meta, "annotations", NULL) : 0);

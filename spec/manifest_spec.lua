@@ -246,6 +246,9 @@ describe("fluence.manifest objects", function()
     assert.is_true(rc.wants_selection)
     local mc = objects(slurp(DIR .. "minicluster.yaml"))[1]
     assert.is_true(mc.targets_fluence)
+    local mc2 = objects("kind: MiniCluster\nspec:\n  pod: {schedulerName: fluence}\n  containers:\n  - image: x\n")[1]
+    assert.are.equal("fluence", mc2.templates[1].scheduler_name)
+    assert.is_true(mc2.targets_fluence)
     local a = objects(slurp(DIR .. "anchors.yaml"))[1]
     assert.is_true(a.templates[1].targets_fluence)
     assert.are.equal("init", a.templates[1].init_containers[1].name)
