@@ -642,7 +642,7 @@ static int l_parse_jobspec(lua_State *L)
 int luaopen_fluence_match(lua_State *L)
 {
     static const luaL_Reg graph_methods[] = {
-        {"stats", graph_stats}, {"vertices", graph_vertices}, {NULL, NULL}};
+        {"stats", graph_stats}, {"vertices", graph_vertices}, {"matcher", l_new}, {NULL, NULL}};
     static const luaL_Reg matcher_methods[] = {{"run", matcher_run},
                                                {"cancel", matcher_cancel},
                                                {"info", matcher_info},

@@ -1,0 +1,147 @@
+-- fits / fits:now keeps the backends on which the whole pod group fits, the
+-- way Fluence will place it: the compute jobspec (a slot per pod) and one
+-- device jobspec per virtual resource type, pinned to the backend, must all
+-- match (all or nothing).
+--
+--   fits        satisfiability: the group could ever be placed there
+--   fits:now    allocation against the current allocations
+--
+-- What the caller provides in the request (policies have no I/O):
+--   request.graphs   = { [backend name] = <fluence.match graph>, ["*"] = graph }
+--                      the backend's resource graph (e.g. match.graph_from_resources
+--                      of the fluence-resources ConfigMap grafted onto the cluster
+--                      JGF, or a backend's `graph:` entry); "*" serves any backend
+--   request.matchers = { [backend name] = <fluence.match matcher> }   (optional)
+--                      matchers holding the current allocations, used by fits:now
+--                      (their state is restored after the check)
+--   request.match_policy = "first" | "lonode" | ...                    (optional)
+-- Without request.graphs the stage keeps every backend (nothing to check).
+-- The jobspecs are those of fluence.jobspecs (repeated here: plugins cannot
+-- require modules).
+local PREFIX = "fluxion.flux-framework.org/"
+local REQUIRE = "fluence.flux-framework.org/require-"
+
+local function q(s)
+  return '"' .. tostring(s):gsub('[%c"\\]', function(c)
+    if c == '"' then return '\\"' elseif c == "\\" then return "\\\\" end
+    return ("\\u%04x"):format(c:byte())
+  end) .. '"'
+end
+
+local function int(n)
+  n = tonumber(n) or 0
+  if n < 0 then n = 0 end
+  return math.tointeger(math.ceil(n)) or 0
+end
+
+local function render(slot_count, with, props)
+  local out = { "version: 9999", "resources:", "  - type: slot", "    count: " .. slot_count,
+                "    label: default", "    with:" }
+  for _, r in ipairs(with) do
+    out[#out + 1] = "      - type: " .. r.type
+    out[#out + 1] = "        count: " .. r.count
+  end
+  local ps = {}
+  for i, p in ipairs(props) do ps[i] = q(p) end
+  out[#out + 1] = "attributes:\n  system:\n    constraints:\n      properties: [" .. table.concat(ps, ", ") .. "]"
+  out[#out + 1] = 'tasks:\n  - command: ["fluence"]\n    slot: default\n    count:\n      per_slot: 1'
+  return table.concat(out, "\n") .. "\n"
+end
+
+local function sorted_keys(t)
+  local ks = {}
+  for k in pairs(t or {}) do ks[#ks + 1] = k end
+  table.sort(ks)
+  return ks
+end
+
+-- The group's jobspecs for one backend: { { what = "compute", text = }, ... }
+local function jobspecs_for(request, backend)
+  local pod = request.pod or {}
+  local cpu = int(pod.cpu)
+  if cpu < 1 then cpu = 1 end
+  local with = { { type = "core", count = cpu } }
+  local mem = int(pod.memory)
+  if mem > 0 then with[#with + 1] = { type = "memory", count = int(mem / (1024 * 1024)) } end
+  local gpu = int(pod.gpu)
+  if gpu > 0 then with[#with + 1] = { type = "gpu", count = gpu } end
+  local pods = int(request.pods or 1)
+  if pods < 1 then pods = 1 end
+  local list = { { what = "compute", text = render(pods, with, { "virtual=false" }) } }
+  local req = {}
+  for k, v in pairs(request.annotations or {}) do
+    if type(k) == "string" and k:sub(1, #REQUIRE) == REQUIRE then req[k:sub(#REQUIRE + 1)] = v end
+  end
+  req.backend = backend
+  for _, t in ipairs(sorted_keys(pod.virtual)) do
+    local n = int(pod.virtual[t])
+    if n > 0 then
+      local props = { "virtual=true", "class=" .. t }
+      for _, k in ipairs(sorted_keys(req)) do props[#props + 1] = PREFIX .. k .. "=" .. tostring(req[k]) end
+      list[#list + 1] = { what = t, text = render(1, { { type = "node", count = n } }, props) }
+    end
+  end
+  return list
+end
+
+local function check(graph, matcher, specs, now, policy)
+  local m = matcher
+  if not m then
+    local err
+    m, err = graph:matcher { policy = policy }
+    if not m then return false, "cannot match: " .. tostring(err) end
+  end
+  local taken, ok, why = {}, true, nil
+  for _, js in ipairs(specs) do
+    local r = m:run(now and "allocate_with_satisfiability" or "satisfiability", js.text, js.what)
+    if r.error and not r.ok then
+      ok, why = false, ("%s jobspec: %s"):format(js.what, r.error)
+      break
+    end
+    if now then
+      if not r.ok then
+        ok = false
+        why = r.satisfiable and ("%s does not fit now"):format(js.what == "compute" and "the group" or js.what)
+                            or ("%s can never fit"):format(js.what == "compute" and "the group" or js.what)
+        break
+      end
+      taken[#taken + 1] = r.jobid
+    elseif not r.satisfiable then
+      ok, why = false, ("%s can never fit"):format(js.what == "compute" and "the group" or js.what)
+      break
+    end
+  end
+  if matcher then for _, id in ipairs(taken) do matcher:cancel(id) end end
+  return ok, why
+end
+
+return {
+  name = "fits",
+  description = "fits[:now]: keep backends on which the group's Fluxion jobspecs all match (now: against current allocations)",
+  compile = function(stage, ctx)
+    local now = false
+    if stage.args then
+      local raw = stage.args.raw or ""
+      if raw ~= "now" then
+        ctx.error(("fits takes no argument or \"now\", found %q"):format(raw), stage.args.pos)
+      end
+      now = true
+    end
+    return function(backends, request)
+      local graphs = request and request.graphs
+      if not graphs then return backends, {} end
+      local keep, reasons = {}, {}
+      for _, b in ipairs(backends) do
+        local g = graphs[b.name] or graphs["*"]
+        if not g then
+          reasons[b.name] = "no resource graph for this backend"
+        else
+          local ok, why = check(g, now and request.matchers and request.matchers[b.name] or nil,
+                                jobspecs_for(request, b.name), now, request.match_policy or "first")
+          if ok then keep[#keep + 1] = b else reasons[b.name] = why end
+        end
+      end
+      return keep, reasons
+    end, {}
+  end,
+}
