@@ -38,7 +38,7 @@ CORE_OBJ := $(CORE_SRC:core/%.c=$(B)/obj/%.o)
 GEN_OBJ  := $(B)/obj/gen_modules.o $(B)/obj/gen_embed.o
 LUA_SRC  := $(shell find lua policies providers -name '*.lua' 2>/dev/null | LC_ALL=C sort)
 
-.PHONY: all deps test demo check check-asan check-valgrind install uninstall clean bench fuzz conformance
+.PHONY: all deps deps-test deps-fuzz test demo check check-asan check-valgrind install uninstall clean bench fuzz fuzz-build
 all: bin/fluence bin/kubectl-fluence $(B)/lib/fluence.so
 
 # Every C file that defines luaopen_fluence_NAME becomes the module fluence.NAME:
@@ -102,6 +102,34 @@ check-asan:
 	  sh spec/run
 check-valgrind: all
 	@FLUENCE_VALGRIND=1 sh spec/run
+
+# libFuzzer targets (clang from Debian): one harness, fuzz/fuzz_target.c,
+# runs lua/fluence/fuzz.lua's target per input in a fresh runtime.  Seeds
+# live in fuzz/corpus/TARGET; findings land in build-fuzz/.
+FUZZ_TARGETS := yaml json manifest policy attributes kubeconfig offerings jobspec jgf braket
+FUZZ_TIME    ?= 30
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
+                -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+fuzz-build:
+	@$(MAKE) --no-print-directory BUILD_SUFFIX=-fuzz CC=clang OPT=-O1 \
+	  SAN='$(FUZZ_SAN) -fsanitize=fuzzer-no-link' build-fuzz/libfluence.a
+	@for t in $(FUZZ_TARGETS); do \
+	  clang $(WARN) -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer -D_GNU_SOURCE -Icore -Ibuild-fuzz/gen $(PKG_CFLAGS) \
+	    -DFUZZ_TARGET="\"$$t\"" fuzz/fuzz_target.c build-fuzz/libfluence.a $(LDLIBS) -o build-fuzz/fuzz-$$t \
+	    || exit 1; \
+	done
+fuzz: deps-fuzz fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p build-fuzz/corpus/$$t fuzz/corpus/$$t; \
+	  echo "fuzz: $$t for $(FUZZ_TIME) s"; \
+	  build-fuzz/fuzz-$$t -max_total_time=$(FUZZ_TIME) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+	    -print_final_stats=1 -artifact_prefix=build-fuzz/crash-$$t- \
+	    build-fuzz/corpus/$$t fuzz/corpus/$$t 2>build-fuzz/fuzz-$$t.log \
+	    || { tail -n 40 build-fuzz/fuzz-$$t.log; exit 1; }; \
+	  grep -E 'stat::number_of_executed_units|stat::peak_rss_mb' build-fuzz/fuzz-$$t.log; \
+	done
+deps-fuzz:
+	@sh tools/deps.sh $(DEPS) clang libclang-rt-14-dev
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1

@@ -175,6 +175,68 @@ return { name = "broken", description = "fails",
     assert.matches("broken%.lua:4: attempt to index a nil value", r.err)
   end)
 
+  it("accepts a provider's attribute that looks like a typo of a well-known one", function()
+    local attrs = cli.write(home .. "/a.yaml", "backends:\n- name: x\n  attributes: {host: 2}\n" ..
+                            "- name: y\n  attributes: {host: 1}\n")
+    local job = cli.write(home .. "/job.yaml", [[
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  annotations:
+    fluence.flux-framework.org/select-policy: "min-host"
+spec:
+  schedulerName: fluence
+  containers: [{name: c, image: x}]
+]])
+    local r = select{ "-f", job, "--attributes", attrs, "--offline" }
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal("y", docs(r.out)[1].metadata.annotations[P .. "require-backend"])
+  end)
+
+  it("points the caret at the failing stage of a multi-line policy", function()
+    local job = cli.write(home .. "/job.yaml", [[
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  annotations:
+    fluence.flux-framework.org/select-policy: |-
+      require:min_memory_gb=24,
+        min-queue
+spec:
+  schedulerName: fluence
+  containers: [{name: c, image: x}]
+]])
+    local r = select{ "-f", job, "--attributes", EX .. "/quickstart/attributes.yaml", "--offline" }
+    assert.are.equal(1, r.code)
+    assert.matches("select%-policy:2:3: policy \"min%-queue\"", r.err)
+    assert.matches("\n      min%-queue\n      %^\n$", r.err)
+  end)
+
+  it("treats a crashing user policy as bad input (exit 3), not a failed selection", function()
+    os.execute("mkdir -p " .. cli.quote(home .. "/.fluence/policies"))
+    cli.write(home .. "/.fluence/policies/crash.lua", [[
+return { name = "crash", description = "crashes",
+  compile = function() return function(backends) return backends.nope.x end end }
+]])
+    local job = cli.write(home .. "/job.yaml", [[
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  annotations:
+    fluence.flux-framework.org/select-policy: "crash"
+spec:
+  schedulerName: fluence
+  containers: [{name: c, image: x}]
+]])
+    local r = select{ "-f", job, "--attributes", EX .. "/quickstart/attributes.yaml", "--offline" }
+    assert.are.equal(3, r.code, r.err)
+    assert.are.equal("", r.out)
+    assert.matches("crash%.lua:2:", r.err)
+  end)
+
   it("requires manifests", function()
     local r = select{ "--offline" }
     assert.are.equal(2, r.code)

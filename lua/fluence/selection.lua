@@ -87,9 +87,9 @@ end
 
 -- Which providers run for one request, in override order (later wins):
 -- the cluster's offerings, the user's files, providers asked for by name
--- (--provider, the select-backend annotation), then live providers whose
--- attributes the pipeline reads.
-local function plan_providers(reg, args, req, needs, notes)
+-- (--provider, the select-backend annotation) -- then, once the policy is
+-- compiled, live providers whose attributes the pipeline reads.
+local function static_providers(reg, args, req, notes)
   local opts, list, seen = args.opts, {}, {}
   local function add(e)
     if e and not seen[e.name] then seen[e.name] = true; list[#list + 1] = e end
@@ -105,11 +105,16 @@ local function plan_providers(reg, args, req, needs, notes)
     if e then add(e)
     else notes[#notes + 1] = ("select-backend %q: no provider of that family; ignored"):format(req.backend_family) end
   end
+  return list, seen
+end
+
+local function live_providers(reg, needs, seen)
+  local list = {}
   for _, e in ipairs(reg.providers.list) do
     local provides = e.plugin.live and e.plugin.provides
-    if provides then
+    if provides and not seen[e.name] then
       for _, attr in ipairs(provides) do
-        if needs[attr] then add(e) break end
+        if needs[attr] then list[#list + 1] = e break end
       end
     end
   end
@@ -134,22 +139,37 @@ local function call_provider(e, ctx)
   return backends, list
 end
 
--- Runs the providers for one request and merges their results.
-local function gather(reg, args, req, needs)
-  local results, notes, merged = {}, {}, {}
-  for _, e in ipairs(plan_providers(reg, args, req, needs, notes)) do
+-- Runs providers for one request, adding to what earlier ones returned
+-- (state = {results = {...}, merged = {...}, notes = {...}}).
+local function gather(reg, args, req, providers, state)
+  local sandbox = require "fluence.sandbox"
+  for _, e in ipairs(providers) do
     local t0 = sys.monotonic()
-    local sandbox = require "fluence.sandbox"
-    local ctx = sandbox.readonly{ request = req, options = args.opts, api = reg.api, backends = merged }
+    local ctx = sandbox.readonly{ request = req, options = args.opts, api = reg.api, backends = state.merged }
     local backends, pnotes = call_provider(e, ctx)
-    results[#results + 1] = { provider = e.name, backends = backends or {} }
-    for _, n in ipairs(pnotes or {}) do notes[#notes + 1] = n end
-    local m, err = merge.merge(results)
+    state.results[#state.results + 1] = { provider = e.name, backends = backends or {} }
+    for _, n in ipairs(pnotes or {}) do state.notes[#state.notes + 1] = n end
+    local m, err = merge.merge(state.results)
     if not m then errors.raise("INPUT", "%s", err) end
-    merged = m
+    state.merged = m
     log(args, 1, "provider %s: %d backends in %.0f ms", e.name, #(backends or {}), (sys.monotonic() - t0) * 1000)
   end
-  return merged, notes
+end
+
+-- Attribute names a policy may mention without being taken for a typo: what
+-- the providers returned, and what the live ones would.
+local function known_attributes(reg, merged)
+  local set = {}
+  for _, b in ipairs(merged) do
+    for k in pairs(b.attrs) do set[k] = true end
+  end
+  for _, e in ipairs(reg.providers.list) do
+    for _, a in ipairs(e.plugin.provides or {}) do set[a] = true end
+  end
+  local list = {}
+  for k in pairs(set) do list[#list + 1] = k end
+  table.sort(list)
+  return list
 end
 
 -- select-candidates and the cluster's offerings narrow the pool before the
@@ -184,21 +204,22 @@ local function narrow(backends, req, offered, dropped, notes)
 end
 
 -- A located, one-stage-pointing failure message.
-local function failure(obj, req, where, result, pl)
+local function failure(obj, where, result, pl)
   local msg = result.error or "no backend selected"
   local stage = #(result.stages or {}) > 0 and pl.stages and pl.stages[#result.stages]
   local detail = msg
   if stage and stage.pos then
-    detail = sys.locate("select-policy", pl.text, 1, stage.pos, msg)
+    local line, col = require("fluence.grammar").linecol(pl.text, stage.pos)
+    detail = sys.locate(pl.name or "select-policy", pl.text, line, col, msg)
   end
   return ("%s: %s: selection failed: %s"):format(where, describe(obj), detail)
 end
 
-local function compile(cache, reg, args, text, name)
-  local key = name .. "\0" .. text
+local function compile(cache, reg, args, text, name, known)
+  local key = name .. "\0" .. text .. "\0" .. table.concat(known, ",")
   if cache[key] then return cache[key] end
   local pipeline = require "fluence.pipeline"
-  local pl, err = pipeline.compile(text, { policies = reg.policies, name = name,
+  local pl, err = pipeline.compile(text, { policies = reg.policies, name = name, known_attributes = known,
                                            cost_tol = tonumber(args.opts["cost-tol"]) or 0 })
   if not pl then
     if errors.is(err) then error(err, 0) end
@@ -213,20 +234,20 @@ local function select_one(ctx, obj, where, how)
   local args, reg = ctx.args, ctx.reg
   local req = request_mod.build(obj, where)
   local rec = { object = obj, request = req, where = where, notes = {} }
-  local pl
-  if how.policy then
-    pl = how.policy
-  else
-    local ok, e = errors.try(compile, ctx.cache, reg, args, req.policy, "select-policy")
-    if not ok then
-      errors.raise("INPUT", "%s: %s: %s", where, describe(obj), e.message)
-    end
+  local state = { results = {}, merged = {}, notes = rec.notes }
+  local providers, seen = static_providers(reg, args, req, rec.notes)
+  gather(reg, args, req, providers, state)
+  local pl = how.policy
+  if not pl then
+    local ok, e = errors.try(compile, ctx.cache, reg, args, req.policy, "select-policy",
+                             known_attributes(reg, state.merged))
+    if not ok then errors.raise(e.kind or "INPUT", "%s: %s: %s", where, describe(obj), e.message) end
     pl = e
   end
   rec.pipeline = pl
   local needs = pl.attributes and pl:attributes() or {}
-  local backends, notes = gather(reg, args, req, needs)
-  for _, n in ipairs(notes) do rec.notes[#rec.notes + 1] = n end
+  gather(reg, args, req, live_providers(reg, needs, seen), state)
+  local backends = state.merged
   rec.all = backends
   local offered, why = reg.offerings()
   if why and not args.opts.offline then rec.notes[#rec.notes + 1] = why end
@@ -245,7 +266,9 @@ local function select_one(ctx, obj, where, how)
   end
   rec.result, rec.dropped = result, dropped
   if not result.ok then
-    rec.error = failure(obj, req, where, result, pl)
+    rec.error = failure(obj, where, result, pl)
+    -- a crashing or looping plugin is bad input, not "nothing fits"
+    rec.error_kind = result.plugin_error and "INPUT" or "SELECT"
     return rec
   end
   rec.chosen = result.chosen
@@ -303,7 +326,7 @@ function selection.run(args, how)
         if how.policy_file and not how.policy then how.policy = how.load_policy(ctx.reg) end
         local rec = select_one(ctx, obj, where, how)
         records[#records + 1] = rec
-        if rec.error and not how.explain then errors.raise("SELECT", "%s", rec.error) end
+        if rec.error and not how.explain then errors.raise(rec.error_kind or "SELECT", "%s", rec.error) end
         if rec.chosen then
           stamp(st.stream, obj, rec)
           stderr[#stderr + 1] = report(rec)

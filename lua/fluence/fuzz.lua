@@ -1,0 +1,140 @@
+-- Fuzz targets (fuzz/fuzz_target.c runs one per input in a fresh runtime).
+-- Each takes arbitrary bytes and exercises one reader end to end, checking
+-- properties along the way.  Raising a structured error (fluence.errors) or
+-- getting nil, message back is fine; a plain Lua error is a finding.
+local errors = require "fluence.errors"
+
+local fuzz = {}
+
+-- Plain errors from our own assertions must reach the harness: structured
+-- errors are how a reader says "bad input".
+local function check(cond, msg) if not cond then error("property violated: " .. msg, 0) end end
+
+function fuzz.yaml(data)
+  local yaml, json = require "fluence.yaml", require "fluence.json"
+  local docs = yaml.decode_all(data, "fuzz.yaml")
+  if docs then pcall(json.encode, docs) end     -- NaN/inf/cycles may refuse: fine
+end
+
+function fuzz.json(data)
+  local json = require "fluence.json"
+  local v = json.decode(data, "fuzz.json")
+  if v ~= nil then
+    local text = json.encode(v)
+    check(json.encode(json.decode(text)) == text, "JSON re-encoding is not stable")
+  end
+end
+
+-- The manifest reader and rewriter: parse, stamp every Fluence object, render,
+-- and the output must parse again and keep the edits.
+function fuzz.manifest(data)
+  local manifest = require "fluence.manifest"
+  local s = manifest.parse(data, "fuzz.yaml")
+  if not s then return end
+  local stamped = {}
+  for _, obj in ipairs(s:objects()) do
+    if obj.wants_selection then
+      local ok = s:set_annotations(obj.index, {
+        ["fluence.flux-framework.org/require-backend"] = "gpu-l4",
+        ["fluence.flux-framework.org/select-result"] = '{"chosen":"gpu-l4","notes":["a: \\"b\\"\\n#c"]}',
+      })
+      if ok then stamped[#stamped + 1] = obj.index end
+    end
+    s:object_json(obj.index)
+  end
+  local out = s:render()
+  local again, err = manifest.parse(out, "rendered.yaml")
+  check(again, "rendered output does not parse: " .. tostring(err))
+  local objs = again:objects()
+  for _, i in ipairs(stamped) do
+    check(objs[i] and objs[i].annotations["fluence.flux-framework.org/require-backend"] == "gpu-l4",
+          "stamped annotation lost")
+  end
+  if #stamped == 0 then check(out == data, "an unedited stream changed") end
+end
+
+-- Plugins load once per process (the harness keeps one runtime).
+local policies, providers, api
+local function registry()
+  if not policies then
+    policies = require("fluence.plugins").load_policies{ home = "/nonexistent", path = "" }
+  end
+  return policies
+end
+local function provider(name)
+  if not providers then
+    api = require("fluence.provider_api").new{}
+    providers = require("fluence.plugins").load_providers{ api = api, home = "/nonexistent", path = "" }
+  end
+  return providers.get(name), api
+end
+
+-- The policy language: compile, and run what compiles on a fixed pool.
+function fuzz.policy(data)
+  local pipeline = require "fluence.pipeline"
+  local pl = pipeline.compile(data, { policies = registry(), cost_tol = 0.1 })
+  if not pl then return end
+  local backends = {
+    { name = "a", attrs = { cost_usd = 1, memory_gb = 24, queue_size = 3, status = "ONLINE", region = "us" } },
+    { name = "b", attrs = { cost_usd = 0.5, memory_gb = 16, status = "offline" } },
+    { name = "c", attrs = { cost_usd = 2, memory_gb = 80, queue_size = 0, throughput = 9 } },
+  }
+  local r = pl:run(backends, { shots = 1000, pods = 1 })
+  check(type(r) == "table" and (r.ok or type(r.error) == "string"), "pipeline result malformed")
+end
+
+-- Attribute files, through the real file provider.
+function fuzz.attributes(data)
+  local sandbox = require "fluence.sandbox"
+  local _, base = provider("file")
+  local fake = setmetatable({ read_file = function() return data end }, { __index = base })
+  -- a fresh copy of the provider per input: it caches parsed files per run
+  local src = require("fluence.sys").embedded("providers/file.lua")
+  local _, plugin = sandbox.call(assert(load(src, "@providers/file.lua", "t", sandbox.env{ api = fake })),
+                                 sandbox.DEFAULT_BUDGET)
+  sandbox.call(plugin.candidates, sandbox.DEFAULT_BUDGET,
+               { request = { shots = 1000 }, options = { attributes = { "fuzz.yaml" } }, api = fake })
+end
+
+-- kubeconfig files (exec credential plugins are compiled out of fuzz builds).
+function fuzz.kubeconfig(data)
+  local kube = require "fluence.kube"
+  local sys = require "fluence.sys"
+  local path = os.tmpname()
+  sys.write_file(path, data)
+  pcall(kube.load, { kubeconfig = path })
+  os.remove(path)
+end
+
+-- The cluster's fluence-resources schema.
+function fuzz.offerings(data)
+  local offerings = require "fluence.offerings"
+  local ok, e = pcall(offerings.parse, data, "resources.yaml")
+  if not ok and not errors.is(e) and type(e) ~= "string" then error(e, 0) end
+end
+
+function fuzz.jobspec(data)
+  local match = require "fluence.match"
+  match.parse_jobspec(data, "fuzz.yaml")
+end
+
+function fuzz.jgf(data)
+  local match = require "fluence.match"
+  local g = match.load_jgf(data, "fuzz.json")
+  if g then
+    local m = match.new(g, { policy = "first" })
+    m:run("allocate_orelse_reserve", "version: 1\nresources:\n- type: slot\n  count: 1\n  label: s\n" ..
+          "  with:\n  - type: core\n    count: 1\ntasks:\n- command: [x]\n  slot: s\n  count: {per_slot: 1}\n",
+          "fixed.yaml")
+  end
+end
+
+-- Braket GetDevice answers, through the braket-live provider's parser.
+function fuzz.braket(data)
+  local sandbox = require "fluence.sandbox"
+  local entry = provider("braket-live")
+  if not entry or not entry.plugin.parse_device then return end
+  sandbox.call(entry.plugin.parse_device, sandbox.DEFAULT_BUDGET, data, { shots = 1000 })
+end
+
+return fuzz
