@@ -1872,11 +1872,7 @@ int m_cancel(matcher *m, int64_t jobid)
             if (st->s[s].jobid != jobid) st->s[k++] = st->s[s];
         st->n = k;
     }
-    if (m->stop_on_1)
-        for (uint32_t i = 0; i < j->nverts; i++) {
-            uint32_t v = j->verts[i];
-            if (m->g->v[v].parent >= 0) update_weight(m, v);
-        }
+    /* as in Fluxion, cancel leaves the out-edge weights (first policy) alone */
     j->state = 2;
     free(j->verts);
     j->verts = NULL;
