@@ -871,7 +871,17 @@ static int link_edges(mgraph *g, jedge *edges, size_t nedges, char *err, size_t 
             continue;
         }
         /* a reverse edge (child -> parent) never passes is_child_path when
-         * paths exist; without paths, refuse cycles through the root */
+         * paths exist; without paths, refuse any edge closing a cycle */
+        bool cycle = false;
+        for (int32_t x = (int32_t)a, hops = 0; x >= 0 && hops <= (int32_t)g->nv; x = g->v[x].parent, hops++)
+            if ((uint32_t)x == b) {
+                cycle = true;
+                break;
+            }
+        if (cycle) {
+            edges[i].src = (uint32_t)-1;
+            continue;
+        }
         g->v[b].parent = (int32_t)a;
         cnt[a]++;
         kept++;
