@@ -1607,17 +1607,60 @@ static void write_rv1(const matcher *m, const emit *out, buf *b, int64_t at, int
         r = s;
     }
     bputs(b, "],\"nodelist\":[");
-    for (size_t r = 0; r < nr; r++) {
-        const char *nm = "";
-        for (uint32_t i = 0; i < out->n; i++) {
-            const mg_vertex *x = &g->v[out->verts[i]];
-            if (x->type == g->node_type && x->rank == ranks[r]) {
-                nm = mg_str(g, x->name);
-                break;
+    /* hostlist: runs of prefix + number compress to prefix[a-b,c] */
+    const char **names = calloc(nr + 1, sizeof *names);
+    if (!names) {
+        b->oom = 1;
+    } else {
+        for (size_t r = 0; r < nr; r++) {
+            names[r] = "";
+            for (uint32_t i = 0; i < out->n; i++) {
+                const mg_vertex *x = &g->v[out->verts[i]];
+                if (x->type == g->node_type && x->rank == ranks[r]) {
+                    names[r] = mg_str(g, x->name);
+                    break;
+                }
             }
         }
-        if (r) bputs(b, ",");
-        bjson_str(b, nm);
+        int firstname = 1;
+        for (size_t r = 0; r < nr;) {
+            const char *nm = names[r];
+            size_t len = strlen(nm), k = len;
+            while (k > 0 && nm[k - 1] >= '0' && nm[k - 1] <= '9') k--;
+            size_t s2 = r + 1;
+            if (k < len && !(nm[k] == '0' && len - k > 1)) {
+                while (s2 < nr) {
+                    const char *o = names[s2];
+                    size_t ol = strlen(o), ok = ol;
+                    while (ok > 0 && o[ok - 1] >= '0' && o[ok - 1] <= '9') ok--;
+                    if (ok != k || ok == ol || strncmp(o, nm, k) || (o[ok] == '0' && ol - ok > 1)) break;
+                    s2++;
+                }
+            }
+            if (!firstname) bputs(b, ",");
+            firstname = 0;
+            if (s2 - r == 1) {
+                bjson_str(b, nm);
+            } else {
+                int64_t *nums = malloc((s2 - r) * sizeof *nums);
+                if (!nums) {
+                    b->oom = 1;
+                    break;
+                }
+                for (size_t i = r; i < s2; i++) nums[i - r] = strtoll(names[i] + k, NULL, 10);
+                size_t nn = uniq_sorted(nums, s2 - r);
+                buf hl = {0};
+                badd(&hl, nm, k);
+                bputs(&hl, "[");
+                idset_encode(&hl, nums, nn);
+                bputs(&hl, "]");
+                bjson_str(b, hl.d ? hl.d : "");
+                free(hl.d);
+                free(nums);
+            }
+            r = s2;
+        }
+        free(names);
     }
     bprintf(b, "],\"starttime\":%lld,\"expiration\":%lld},\"scheduling\":{\"graph\":", (long long)at,
             (long long)(at + duration));
