@@ -1844,8 +1844,15 @@ void m_run(matcher *m, int op, const mjobspec *js, mresult *r)
         }
     }
     if (m->errmsg[0]) {
-        /* a traverser error: resource-query prints it and uses no id */
+        /* a traverser error: resource-query prints it on stderr and a
+         * failed match with the current id, which it does not use up */
         snprintf(r->err, sizeof r->err, "%s", m->errmsg);
+        r->satisfiable = op != MOP_SATISFIABILITY;
+        buf t = {0}, inf = {0};
+        info_block(&t, r, op);
+        info_block(&inf, r, op);
+        r->simple = t.d;
+        r->info = inf.d;
         cres_free(R, nR);
         free(R);
         arena_free(&m->arena);

@@ -51,7 +51,7 @@ function M.script(m, text, format)
           else
             local r = m:run(op, js, file)
             if r.error then err[#err + 1] = "match_allocate: ERROR: " .. r.error .. "\n" end
-            if r.counted or r.parse_error or op == "satisfiability" then
+            if r.simple then
               if format == "simple" or not r.ok then
                 out[#out + 1] = r.simple
               else
