@@ -675,7 +675,7 @@ static struct edits *build_edits(lua_State *L, struct mstream *s, struct strbuf 
             if (hit->vlen == kvs[i].vl && memcmp(s->st.strs + hit->val, kvs[i].v, hit->vlen) == 0) continue;
             size_t toff = tb->len;
             if (hit->vstart == hit->vend) strbuf_addc(L, tb, ' ');
-            me_scalar(L, tb, kvs[i].v, kvs[i].vl, st->json);
+            me_scalar(L, tb, kvs[i].v, kvs[i].vl, st->json || hit->quote);
             add_edit(L, ed, tb, hit->vstart, hit->vend, toff);
         }
         if (nnew) {

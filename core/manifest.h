@@ -17,7 +17,7 @@
 #include <lua.h>
 
 enum { MN_SCALAR = 1, MN_SEQ, MN_MAP, MN_ALIAS };
-enum { MF_ANCHORED = 1, MF_STR = 2, MF_FLOW = 4 };
+enum { MF_ANCHORED = 1, MF_STR = 2, MF_FLOW = 4, MF_PAIR = 8 };   /* PAIR: [k: v] */
 
 /* One node.  Index 0 is "none".  Children form a linked list (first/next);
  * a mapping's children alternate key, value. */
@@ -103,6 +103,7 @@ struct mentry {
     size_t vstart, vend;            /* the value's bytes to replace */
     size_t val, vlen;               /* existing string value, or vlen = (size_t)-1 */
     const char *err;                /* cannot be replaced (anchored, not a scalar) */
+    int quote;                      /* a '#' follows: a plain value would swallow it */
 };
 
 struct mstore {                     /* growable arrays owned by the stream */

@@ -122,6 +122,12 @@ static void insert_into(lua_State *L, struct mparse *p, struct msite *st, size_t
     st->level = level;
     st->target = m->start * 4 + (size_t)level;
     st->flow = (m->flags & MF_FLOW) != 0;
+    if (m->flags & MF_PAIR) {
+        st->mode = SITE_ERROR;
+        st->errmsg = "cannot add annotations to a single-pair mapping ([key: value]); write it with braces";
+        st->errpos = m->start;
+        return;
+    }
     if (st->flow) {
         st->json = is_json_key(t, m->first) || (!m->first && is_json_key(t, holder_key));
         if (!m->count) {
@@ -230,6 +236,7 @@ static void record_entries(lua_State *L, struct mparse *p, struct mstore *s, str
                 /* the mark runs to the next line with content: keep the breaks */
                 while (e->vend > e->vstart + 1 && strchr(" \t\r\n", p->text[e->vend - 1])) e->vend--;
             }
+            e->quote = e->vend < p->len && p->text[e->vend] == '#';
         } else e->err = "the annotation's value is not a string";
     }
     st->ent_count = s->nents - st->ent_first;

@@ -410,6 +410,9 @@ int mp_next_doc(lua_State *L, struct mparse *p, struct mdoc *doc)
             int flow = map ? ev->data.mapping_start.style == YAML_FLOW_MAPPING_STYLE
                            : ev->data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE;
             if (flow) t->nodes[i].flags |= MF_FLOW;
+            /* a single-pair mapping inside a flow sequence has no braces: its
+             * start event is zero-width */
+            if (flow && map && ev->start_mark.index == ev->end_mark.index) t->nodes[i].flags |= MF_PAIR;
             const yaml_char_t *a = map ? ev->data.mapping_start.anchor : ev->data.sequence_start.anchor;
             if (a) {   /* remembered in the arena until the collection ends */
                 t->nodes[i].flags |= MF_ANCHORED;

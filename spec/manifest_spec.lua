@@ -159,6 +159,7 @@ describe("fluence.manifest odd shapes", function()
     "metadata: !!map\n  name: x\n",
     "metadata:\n  name: x\n  annotations: !!map {}\n",
     "metadata:\n  annotations:\n    <<: {fluence.flux-framework.org/require-backend: old}\n    a: b\n",
+    "metadata:\n  annotations:\n    fluence.flux-framework.org/require-backend: \"old\"# glued\n",
     "metadata: &m\n  name: x\nspec:\n  template:\n    metadata: *m\n    spec:\n      schedulerName: fluence\n      containers: []\n",
   }
   for i, text in ipairs(cases) do
@@ -413,6 +414,13 @@ describe("fluence.manifest errors", function()
     ok, err = s:set_annotations(1, { k = "v" })
     assert.is_nil(ok)
     assert.are.equal("cm.yaml:3:16: metadata.annotations is not a mapping\n      annotations: text\n                   ^", err)
+  end)
+
+  it("refuses to write into a single-pair flow mapping ([k: v] has no braces)", function()
+    local s = assert(manifest.parse("kind: List\nitems: [kind: Pod]\n", "pair.yaml"))
+    local ok, err = s:set_annotations(1, { k = "v" })
+    assert.is_nil(ok)
+    assert.matches("^pair%.yaml:2:9: cannot add annotations to a single%-pair mapping", err)
   end)
 
   it("rejects documents that are not objects", function()
