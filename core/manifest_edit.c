@@ -21,7 +21,8 @@
  *
  * Values are written plain only when trivially safe ([A-Za-z_][A-Za-z0-9_./-]*
  * and not a null, boolean or number in YAML 1.1 or 1.2), otherwise as
- * double-quoted scalars with JSON escapes, which YAML reads back exactly.
+ * double-quoted scalars with JSON escapes (also for the characters YAML 1.1
+ * reads as line breaks: U+0085, U+2028, U+2029), which YAML reads back exactly.
  * In JSON documents every key and value is a JSON string. */
 #include <string.h>
 #include <lauxlib.h>
@@ -79,7 +80,8 @@ int me_scalar(lua_State *L, struct strbuf *b, const char *s, size_t len, int quo
         else if (cp == '\n') strbuf_adds(L, b, "\\n");
         else if (cp == '\r') strbuf_adds(L, b, "\\r");
         else if (cp == '\t') strbuf_adds(L, b, "\\t");
-        else if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0xFEFF || cp == 0xFFFE || cp == 0xFFFF) {
+        else if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029 || cp == 0xFEFF ||
+                 cp == 0xFFFE || cp == 0xFFFF) {   /* YAML 1.1 line breaks (NEL, LS, PS) fold */
             char e[7] = {'\\', 'u', hex[(cp >> 12) & 15], hex[(cp >> 8) & 15], hex[(cp >> 4) & 15], hex[cp & 15], 0};
             strbuf_adds(L, b, e);
         } else strbuf_add(L, b, s + i, w);

@@ -305,14 +305,15 @@ describe("fluence.manifest edits", function()
   it("writes entries in key order, quoting anything not trivially plain", function()
     local out = edit("metadata:\n  name: n\n", {
       b = "true", a = "12", c = "plain-value", d = "with: colon", e = "line\nbreak\tand \"quotes\" \\",
-      f = "", g = "\127\194\133", h = "ünïcødé", i = "yes",
+      f = "", g = "\127\194\133", h = "ünïcødé", i = "yes", j = "a\226\128\168b\226\128\169c",
     })
     assert.are.equal('metadata:\n  name: n\n  annotations:\n    a: "12"\n    b: "true"\n    c: plain-value\n'
       .. '    d: "with: colon"\n    e: "line\\nbreak\\tand \\"quotes\\" \\\\"\n    f: ""\n'
-      .. '    g: "\\u007f\\u0085"\n    h: "ünïcødé"\n    i: "yes"\n', out)
+      .. '    g: "\\u007f\\u0085"\n    h: "ünïcødé"\n    i: "yes"\n    j: "a\\u2028b\\u2029c"\n', out)
     local back = yaml.decode(out).metadata.annotations
     assert.are.same({ a = "12", b = "true", c = "plain-value", d = "with: colon",
-      e = "line\nbreak\tand \"quotes\" \\", f = "", g = "\127\194\133", h = "ünïcødé", i = "yes" }, back)
+      e = "line\nbreak\tand \"quotes\" \\", f = "", g = "\127\194\133", h = "ünïcødé", i = "yes",
+      j = "a\226\128\168b\226\128\169c" }, back)
   end)
 
   it("replaces an existing value in place, whatever its style", function()
