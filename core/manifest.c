@@ -504,9 +504,10 @@ static int s_set_annotations(lua_State *L)
         size_t kl, vl;
         const char *k = lua_tolstring(L, -2, &kl), *v = lua_tolstring(L, -1, &vl);
         scratch->len = 0;
-        if (kl == 0 || !me_scalar(L, scratch, k, kl, 1) || !me_scalar(L, scratch, v, vl, 1)) {
-            lua_pushnil(L);
-            lua_pushfstring(L, "annotation %s: %s", kl ? k : "\"\"", kl ? "not valid UTF-8" : "empty key");
+        if (kl == 0 || kl > 1000 || !me_scalar(L, scratch, k, kl, 1) || !me_scalar(L, scratch, v, vl, 1)) {
+            lua_pushnil(L);   /* YAML limits implicit keys to 1024 characters */
+            lua_pushfstring(L, "annotation %s: %s", kl ? k : "\"\"",
+                            kl == 0 ? "empty key" : kl > 1000 ? "key too long" : "not valid UTF-8");
             return 2;
         }
         for (size_t i = o->site_first; i < o->site_first + o->site_count; i++) {
