@@ -85,6 +85,7 @@ describe("kubeconfig", function()
       assert.are.equal("https://a.example:6443", i.server) -- first "shared" cluster
       r = H.lua(H.info_code("{context = 'both'}"), { KUBECONFIG = a .. ":" .. b })
       i = json.decode(r.out)
+      assert.is_table(i, r.out .. r.err .. tostring(r.code))
       assert.are.equal("from-a", i.namespace)             -- first "both" context
       r = H.lua(H.info_code("{context = 'ctx-b'}"), { KUBECONFIG = b .. ":" .. a })
       i = json.decode(r.out)
@@ -243,7 +244,9 @@ describe("kubeconfig", function()
         io.write("\n", r and r.status or "nil")]]
       local r = H.lua(code, { KUBECONFIG = false, HOME = cli.tmpdir(), KUBERNETES_SERVICE_HOST = "127.0.0.1",
                               KUBERNETES_SERVICE_PORT = tostring(s.port), FLUENCE_SERVICEACCOUNT_DIR = sa })
-      local i = json.decode(r.out:match("^[^\n]+"))
+      local first = r.out:match("^[^\n]+")
+      assert.is_string(first, "no output: " .. r.err)
+      local i = json.decode(first)
       assert.is_table(i, r.out .. r.err)
       assert.is_true(i.in_cluster)
       assert.are.equal("team-a", i.namespace)
