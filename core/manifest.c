@@ -9,8 +9,23 @@
  *                                    (metadata.managedFields left out)
  *   stream:is_json()
  *
+ * An object description (plain tables, copied on every objects() call):
+ *   index, kind, apiVersion, name, namespace, generateName, line, col,
+ *   annotations, labels ({k = v}, {} when absent), targets_fluence,
+ *   wants_selection, replicas, parallelism, completions (spec.*, integers),
+ *   templates = { {path, scheduler_name, annotations, labels, targets_fluence,
+ *                  containers, init_containers, replicas}, ... },
+ *   json (the object as parsed, compact).
+ * containers: { {name, requests = {}, limits = {}, env = {NAME = value}} }.
+ * A pod template is the object itself when it has spec.containers (a Pod;
+ * path ""), and every mapping under a key "template" whose spec has a
+ * containers sequence, at any depth (Deployment, CronJob, JobSet, MPIJob ...).
+ * Its replicas: the nearest enclosing spec's parallelism or replicas.
+ *
  * Objects are the documents of the stream, or the items of a `*List`
- * document.  Edits are collected (per object: the union of the annotations
+ * document.  Empty documents are skipped; any other non-mapping document, a
+ * document that does not parse, a duplicate key, or a Fluence object asking
+ * for selection whose metadata/annotations cannot be written is an error.  Edits are collected (per object: the union of the annotations
  * set) and spliced into the original text in one pass at render time, sorted
  * by offset, so rendering is linear and untouched bytes stay untouched.  See
  * manifest_edit.c for where and how annotations are written. */
