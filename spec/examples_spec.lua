@@ -118,6 +118,29 @@ describe("examples gallery", function()
     end
   end)
 
+  it("is linked from the top README, whose every local link resolves", function()
+    local readme = assert(cli.slurp(root .. "/README.md"))
+    for _, want in ipairs{ "examples/README.md", "docs/plugins.md", "docs/migration.md", "docs/fluence.1",
+                           "docs/architecture.md", "docs/policy-language.md", "docs/krew/fluence.yaml" } do
+      assert.truthy(readme:find("(" .. want .. ")", 1, true), "README.md does not link " .. want)
+    end
+    local docs = { "README.md", "examples/README.md", "docs/plugins.md", "docs/migration.md" }
+    for _, name in ipairs{ "cheapest-gpu", "quantum-cost-then-queue", "cluster-prices", "user-policy",
+                           "user-provider", "gang-does-not-fit" } do
+      docs[#docs + 1] = "examples/" .. name .. "/README.md"
+    end
+    for _, doc in ipairs(docs) do
+      local text = assert(cli.slurp(root .. "/" .. doc), doc)
+      local base = doc:match("^(.*/)") or ""
+      for target in text:gmatch("%]%(([^)#%s]+)[^)]*%)") do
+        if not target:match("^%a+:") then
+          local path = root .. "/" .. base .. target
+          assert.is_true(os.execute("test -e " .. q(path)) == true, doc .. " links a missing " .. target)
+        end
+      end
+    end
+  end)
+
   for _, dir in ipairs(dirs) do
     local name = dir:match("examples/([^/]+)/")
     local file = root .. "/" .. dir .. "example.txt"
