@@ -231,7 +231,7 @@ data:
       assert.matches(PIN:gsub("%p", "%%%0") .. ": gpu%-l4", r.out)
       for _, q in ipairs(H.requests(s)) do assert.are.equal("GET", q.method) end
       r = run{ "apply", "--dry-run=client", "-o", "name" }
-      assert.are.equal("job.batch/verb-job serverside-applied (dry run)\nconfigmap/verb-config serverside-applied (dry run)\n", r.out)
+      assert.are.equal("job.batch/verb-job\nconfigmap/verb-config\n", r.out)
     end)
 
     it("--dry-run=server applies with dryRun=All", function()

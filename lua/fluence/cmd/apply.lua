@@ -58,8 +58,7 @@ function cmd.run(args)
     if fmt == "name" then
       local lines = {}
       for _, o in ipairs(res.objects) do
-        lines[#lines + 1] = apply.display_name(o.apiVersion, o.kind, o.name or o.generateName) ..
-                            (args.verb == "create" and " created" or " serverside-applied") .. " (dry run)\n"
+        lines[#lines + 1] = apply.display_name(o.apiVersion, o.kind, o.name or o.generateName) .. "\n"
       end
       out = table.concat(lines)
     elseif fmt == "json" and selection.render_json then
