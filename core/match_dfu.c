@@ -1258,6 +1258,18 @@ static int dom_dfv(matcher *m, const cres *R, int nR, uint32_t u, bool pristine,
     m->preorder++;
     if (sm == SM_NONE) return -1;
     if (prune(m, x_in, u, R, nR) < 0) return -1;
+    if (x->nchild == 0 && !(m->node_centric && x->type == m->g->node_type)) {
+        /* a leaf: what the general path computes, without the scoring
+         * machinery (nothing below to choose from) */
+        for (int i = 0; i < nR; i++)
+            if (R[i].type == x->type && R[i].nwith > 0) return -1;
+        int64_t lavail = plan_avail(m, u, m->at, m->duration);
+        if (lavail == 0) return -1;
+        *excl = x_in;
+        to_parent->avail = (unsigned)lavail;
+        to_parent->overall = m->ml_scores + x->id + 1;
+        return 0;
+    }
     if (m->node_centric && x->type == m->g->node_type) {
         int64_t base = x->id + 1 + 1, tie = x->uniq_id % 10000 - 1;
         if (tie < 0) tie = -tie;
@@ -1380,8 +1392,8 @@ static void subtree_avail(const matcher *m, uint32_t u, int32_t t, int64_t now, 
     const mg_vertex *x = &m->g->v[u];
     for (uint32_t k = 0; k < x->nchild; k++) {
         uint32_t c = m->g->children[x->child0 + k];
-        if (m->g->v[c].type == t) *sum += plan_avail(m, c, now, 1);
-        subtree_avail(m, c, t, now, sum);
+        if (m->g->v[c].type == t) *sum += plan_avail(m, c, now, 1); /* nodes hold no nodes */
+        else subtree_avail(m, c, t, now, sum);
     }
 }
 
