@@ -275,6 +275,15 @@ data:
       for _, q in ipairs(H.requests(s)) do assert.are.equal("GET", q.method) end
     end)
 
+    it("gives up on a slow server after --request-timeout", function()
+      local slow = H.kubeconfig(s, { cluster = { server = s.url .. "/_slow" } })
+      local r = cli.run{ "apply", "-f", manifest, "--attributes", attrs, "--kubeconfig", slow,
+                         "--request-timeout", "1" }
+      assert.are.equal(4, r.code)
+      assert.matches("timed out", r.err)
+      assert.are.equal(2, run{ "apply", "--request-timeout", "soon" }.code)
+    end)
+
     it("rejects unknown -o and --dry-run values", function()
       assert.are.equal(2, run{ "apply", "-o", "wide" }.code)
       assert.are.equal(2, run{ "apply", "--dry-run=maybe" }.code)

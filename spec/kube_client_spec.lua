@@ -117,6 +117,20 @@ describe("kubeclient", function()
     assert.matches("no resource for kind Unknown", e.message)
   end)
 
+  it("takes --request-timeout as seconds or a kubectl duration", function()
+    assert.are.equal(30, kubeclient.parse_timeout(nil))
+    assert.are.equal(30, kubeclient.parse_timeout("0"))
+    assert.are.equal(2.5, kubeclient.parse_timeout("2.5"))
+    assert.are.equal(90, kubeclient.parse_timeout("1m30s"))
+    assert.are.equal(0.5, kubeclient.parse_timeout("500ms"))
+    assert.are.equal(3600, kubeclient.parse_timeout("1h"))
+    for _, bad in ipairs{ "soon", "-1", "1d", "5x" } do
+      local ok, e = pcall(kubeclient.parse_timeout, bad)
+      assert.is_false(ok)
+      assert.are.equal(sys.EXIT.USAGE, e.code)
+    end
+  end)
+
   it("reads a large answer", function()
     local c = client()
     local st, cm = c:request("GET", "/api/v1/namespaces/kube-system/configmaps/huge")

@@ -275,6 +275,25 @@ describe("kubeconfig", function()
       assert.is_string(err)
     end)
 
+    it("resolves relative paths against the file that defined the entry", function()
+      local d1, d2 = cli.tmpdir(), cli.tmpdir()
+      os.execute(("cp %s/ca.crt %s/my-ca.crt"):format(s.certs, d2))
+      cli.write(d1 .. "/tok", H.TOKENS.file)
+      local c1 = H.kubeconfig(s, { doc = {
+        ["current-context"] = "split",
+        users = json.array{ { name = "u", user = { tokenFile = "tok" } } },
+        contexts = json.array{ { name = "split", context = { cluster = "k", user = "u" } } } } }, { dir = d1 })
+      local c2 = H.kubeconfig(s, { doc = {
+        clusters = json.array{ { name = "k", cluster = { server = s.url, ["certificate-authority"] = "my-ca.crt" } } },
+        users = json.array{ { name = "u", user = { token = "fluence-fake-shadowed-token" } } } } }, { dir = d2 })
+      local code = H.info_code() .. [[
+        local r, err = c:request{ path = "/api/v1/namespaces/default/configmaps" }
+        io.write("\n", r and r.status or err)]]
+      local r = H.lua(code, { KUBECONFIG = c1 .. ":" .. c2 })
+      assert.matches("\n200$", r.out, nil, r.out .. r.err)
+      assert.are.equal("file-user", last_user())
+    end)
+
     it("verifies against tls-server-name", function()
       local s2 = H.start{ "--server-cert", "name-only" }
       finally(function() s2.stop() end)

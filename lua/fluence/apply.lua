@@ -126,7 +126,7 @@ local function scalar(v)
   if type(v) == "number" then return json.encode(v) end
   local s = tostring(v)
   if s == "" or PLAIN_UNSAFE[s] or tonumber(s) or s:find("[\n\r\t\"'\\:#{}%[%],&*!|>%%@`]")
-     or s:match("^[%s%-?]") or s:match("%s$") or s:byte(1) and s:byte(1) >= 128 and false then
+     or s:match("^[%s%-?]") or s:match("%s$") then
     return json.encode(s)
   end
   return s

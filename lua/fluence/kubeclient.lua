@@ -85,6 +85,27 @@ local function query_string(q)
 end
 M.query_string = query_string
 
+-- --request-timeout: seconds as a number, or a kubectl duration ("30s",
+-- "1m", "500ms", "1m30s"); nil or 0 mean the default, 30 s.
+function M.parse_timeout(v)
+  if v == nil then return 30 end
+  local n = tonumber(v)
+  if not n and type(v) == "string" and v:match("^[%d%.hms]+$") then
+    n = 0
+    local rest = v:gsub("(%d+%.?%d*)(m?s?h?)", function(num, unit)
+      local f = ({ h = 3600, m = 60, s = 1, ms = 0.001 })[unit]
+      if not f then return nil end
+      n = n + tonumber(num) * f
+      return ""
+    end)
+    if rest ~= "" then n = nil end
+  end
+  if not n or n < 0 or n ~= n then
+    errors.raise("USAGE", "--request-timeout: %q is not a duration (seconds, or like 30s, 1m, 500ms)", tostring(v))
+  end
+  return n == 0 and 30 or n
+end
+
 local Client = {}
 Client.__index = Client
 
@@ -96,8 +117,7 @@ function M.new(o)
     cluster_error("cluster: " .. tostring(cfg))
   end
   local info = cfg:info()
-  local timeout = tonumber(o.timeout) or 30
-  if timeout <= 0 then errors.raise("USAGE", "--request-timeout must be a positive number of seconds") end
+  local timeout = M.parse_timeout(o.timeout)
   return setmetatable({
     cfg = cfg, info = info, namespace = info.namespace, context = info.context,
     server = info.server, user = info.user, auth = info.auth,

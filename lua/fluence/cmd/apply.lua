@@ -74,7 +74,7 @@ function cmd.run(args)
   local kubeclient = require "fluence.kubeclient"
   local apply = require "fluence.apply"
   local client = kubeclient.new{ kubeconfig = opts.kubeconfig, context = opts.context, namespace = opts.namespace,
-                                 timeout = tonumber(opts["request-timeout"]) }
+                                 timeout = opts["request-timeout"] }
   if res.stderr then sys.write(2, res.stderr) end
   if opts.confirm then
     local n = #res.objects
