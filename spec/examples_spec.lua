@@ -72,7 +72,7 @@ local UNSET = { "KUBECONFIG", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS
                 "FLUENCE_SOURCE_DIR", "FLUENCE_GPU_CATALOG" }
 
 local function run(cmd, env)
-  local parts = { "cd " .. q(root) .. " && env" }
+  local parts = { "cd " .. q(root) .. " && env -u LD_PRELOAD" }
   for _, k in ipairs(UNSET) do parts[#parts + 1] = "-u " .. k end
   local keys = {}
   for k in pairs(env) do keys[#keys + 1] = k end

@@ -15,7 +15,8 @@ end
 -- Runs a command; returns stdout, stderr, ok.
 local function run(cmd)
   local base = os.tmpname()
-  local ok = os.execute("cd " .. q(root) .. " && " .. cmd .. " >" .. base .. ".out 2>" .. base .. ".err")
+  local ok = os.execute("cd " .. q(root) .. " && env -u LD_PRELOAD sh -c " .. q(cmd) ..
+                        " >" .. base .. ".out 2>" .. base .. ".err")
   local out, err = cli.slurp(base .. ".out") or "", cli.slurp(base .. ".err") or ""
   os.remove(base .. ".out"); os.remove(base .. ".err"); os.remove(base)
   return out, err, ok == true
