@@ -113,7 +113,7 @@ static char *read_all(const char *path, size_t *lenp)
 static char *read_secret(lua_State *L, const char *path, const char *what, int trim)
 {
     char *s = read_all(path, NULL);
-    if (!s) luaL_error(L, "cannot read %s %s: %s", what, path, strerror(errno));
+    if (!s) { luaL_error(L, "cannot read %s %s: %s", what, path, strerror(errno)); return NULL; }
     if (trim) {
         size_t n = strlen(s);
         while (n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t')) s[--n] = 0;
@@ -234,6 +234,7 @@ static void load_file(lua_State *L, int m, const char *path, int must_exist, int
     if (!text) {
         if (!must_exist && errno == ENOENT) return;
         luaL_error(L, "cannot read kubeconfig %s: %s", path, strerror(errno));
+        return;
     }
     lua_getglobal(L, "require");
     lua_pushliteral(L, "fluence.yaml");
