@@ -237,6 +237,11 @@ describe("fluence completion", function()
         { "fluence select --attributes examples/quickstart/att",
           "fluence select --attributes examples/quickstart/attributes.yaml " },
         { "kubectl-fluence expl", "kubectl-fluence explain " },
+        { "fluence run examples/user-policy/policies/gang-b", "fluence run examples/user-policy/policies/gang-budget.lua " },
+        { "fluence select --provider-dir examples/providers --provider gpu-p",
+          "fluence select --provider-dir examples/providers --provider gpu-pricing " },
+        { "fluence -v sel", "fluence -v select " },
+        { "fluence match -F r", "fluence match -F rv1 " },
       }
       local driver = {
         "zmodload zsh/zpty",
