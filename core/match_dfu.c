@@ -1524,22 +1524,21 @@ static void write_jgf_graph(const matcher *m, const emit *out, buf *b)
     }
     bputs(b, "],\"edges\":[");
     int first = 1;
+    uint8_t *emitted = calloc(g->nv ? g->nv : 1, 1);
+    if (!emitted) {
+        b->oom = 1;
+        return;
+    }
+    for (uint32_t i = 0; i < out->n; i++) emitted[out->verts[i]] = 1;
     for (uint32_t i = 0; i < out->n; i++) {
         const mg_vertex *x = &g->v[out->verts[i]];
-        if (x->parent < 0) continue;
-        /* parent emitted? */
-        bool found = false;
-        for (uint32_t k = i + 1; k < out->n; k++)
-            if (out->verts[k] == (uint32_t)x->parent) {
-                found = true;
-                break;
-            }
-        if (!found) continue;
+        if (x->parent < 0 || !emitted[x->parent]) continue;
         if (!first) bputs(b, ",");
         first = 0;
         bprintf(b, "{\"source\":\"%lld\",\"target\":\"%lld\",\"metadata\":{\"name\":{\"containment\":\"contains\"}}}",
                 (long long)g->v[x->parent].uniq_id, (long long)x->uniq_id);
     }
+    free(emitted);
     bputs(b, "]}");
 }
 
