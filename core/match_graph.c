@@ -928,7 +928,35 @@ static int link_edges(mgraph *g, jedge *edges, size_t nedges, char *err, size_t 
         snprintf(err, errlen, "no root in the containment subsystem");
         return -1;
     }
-    return 0;
+    /* the traversals recurse: refuse absurdly deep trees up front */
+    uint32_t *queue = malloc(((size_t)g->nv + 1) * sizeof *queue);
+    uint16_t *depth = calloc((size_t)g->nv + 1, sizeof *depth);
+    if (!queue || !depth) {
+        free(queue);
+        free(depth);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    size_t qh = 0, qt = 0;
+    queue[qt++] = (uint32_t)g->root;
+    int rc = 0;
+    while (qh < qt && rc == 0) {
+        uint32_t v = queue[qh++];
+        const mg_vertex *x = &g->v[v];
+        for (uint32_t k = 0; k < x->nchild; k++) {
+            uint32_t c = g->children[x->child0 + k];
+            if (depth[v] >= 4096) {
+                snprintf(err, errlen, "containment tree deeper than 4096 levels");
+                rc = -1;
+                break;
+            }
+            depth[c] = (uint16_t)(depth[v] + 1);
+            queue[qt++] = c;
+        }
+    }
+    free(queue);
+    free(depth);
+    return rc;
 }
 
 static mgraph *load_jgf(const char *text, size_t len, bool mapped, char *err, size_t errlen)
