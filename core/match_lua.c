@@ -21,22 +21,32 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include "match.h"
+#include "match_reapi.h"
 
 #define GRAPH_MT "fluence.match.graph"
 #define MATCHER_MT "fluence.match.matcher"
 
 typedef struct lgraph {
     mgraph *g;
+    char *text;              /* the JGF, kept only for FLUENCE_FLUXION_LIB */
 } lgraph;
 
 typedef struct lmatcher {
     matcher *m;
+    mreapi *ext;             /* Fluxion itself (FLUENCE_FLUXION_LIB) */
 } lmatcher;
+
+static const char *fluxion_lib(void)
+{
+    const char *p = getenv("FLUENCE_FLUXION_LIB");
+    return p && *p ? p : NULL;
+}
 
 static lgraph *push_graph(lua_State *L)
 {
     lgraph *lg = lua_newuserdatauv(L, sizeof *lg, 0);
     lg->g = NULL;
+    lg->text = NULL;
     luaL_setmetatable(L, GRAPH_MT);
     return lg;
 }
@@ -46,6 +56,8 @@ static int graph_gc(lua_State *L)
     lgraph *lg = luaL_checkudata(L, 1, GRAPH_MT);
     mg_free(lg->g);
     lg->g = NULL;
+    free(lg->text);
+    lg->text = NULL;
     return 0;
 }
 
@@ -69,13 +81,17 @@ static int l_load_jgf(lua_State *L)
         lua_pushfstring(L, "%s:%s", name, err);
         return 2;
     }
+    if (fluxion_lib() && (lg->text = malloc(len + 1))) {
+        memcpy(lg->text, text, len);
+        lg->text[len] = 0;
+    }
     return 1;
 }
 
 static int l_load_jgf_file(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
-    {
+    if (!fluxion_lib()) {
         char merr[512];
         merr[0] = 0;
         lgraph *mg = push_graph(L);
@@ -128,6 +144,11 @@ static int l_load_jgf_file(lua_State *L)
     lgraph *lg = push_graph(L);
     char err[512];
     lg->g = mg_load_jgf(data ? data : "", len, err, sizeof err);
+    if (lg->g && fluxion_lib() && data) {
+        data[len] = 0; /* the buffer always has room */
+        lg->text = data;
+        data = NULL;
+    }
     free(data);
     if (!lg->g) {
         lua_pushnil(L);
@@ -389,6 +410,7 @@ static int l_graph_from_resources(lua_State *L)
 static int l_new(lua_State *L)
 {
     mgraph *g = check_graph(L, 1);
+    lgraph *lgr = luaL_checkudata(L, 1, GRAPH_MT);
     const char *policy = "first";
     if (lua_istable(L, 2)) {
         lua_getfield(L, 2, "policy");
@@ -398,10 +420,21 @@ static int l_new(lua_State *L)
     }
     lmatcher *lm = lua_newuserdatauv(L, sizeof *lm, 1);
     lm->m = NULL;
+    lm->ext = NULL;
     luaL_setmetatable(L, MATCHER_MT);
     lua_pushvalue(L, 1);
     lua_setiuservalue(L, -2, 1);
-    char err[256];
+    char err[512];
+    err[0] = 0;
+    if (fluxion_lib() && lgr->text) {
+        lm->ext = mr_open(fluxion_lib(), lgr->text, policy, err, sizeof err);
+        if (!lm->ext) {
+            lua_pushnil(L);
+            lua_pushstring(L, err);
+            return 2;
+        }
+        return 1;
+    }
     lm->m = m_new(g, policy, err, sizeof err);
     if (!lm->m) {
         lua_pushnil(L);
@@ -416,14 +449,22 @@ static int matcher_gc(lua_State *L)
     lmatcher *lm = luaL_checkudata(L, 1, MATCHER_MT);
     m_free(lm->m);
     lm->m = NULL;
+    mr_free(lm->ext);
+    lm->ext = NULL;
     return 0;
 }
 
 static matcher *check_matcher(lua_State *L, int i)
 {
     lmatcher *lm = luaL_checkudata(L, i, MATCHER_MT);
-    if (!lm->m) luaL_argerror(L, i, "matcher is freed");
+    if (!lm->m && !lm->ext) luaL_argerror(L, i, "matcher is freed");
     return lm->m;
+}
+
+static mreapi *ext_matcher(lua_State *L, int i)
+{
+    lmatcher *lm = luaL_checkudata(L, i, MATCHER_MT);
+    return lm->ext;
 }
 
 static int op_from_name(const char *s)
@@ -454,10 +495,18 @@ static int matcher_run(lua_State *L)
     int op = op_from_name(opname);
     if (op < 0) return luaL_argerror(L, 2, "unknown match operation");
     char err[512];
-    mjobspec *js = mj_parse(text, len, name, err, sizeof err);
     mresult r;
-    m_run(m, op, js, &r);
-    mj_free(js);
+    bool parsed = true;
+    mreapi *ext = ext_matcher(L, 1);
+    if (ext) {
+        err[0] = 0;
+        mr_run(ext, op, text, &r); /* the library parses; its errors come in r.err */
+    } else {
+        mjobspec *js = mj_parse(text, len, name, err, sizeof err);
+        parsed = js != NULL;
+        m_run(m, op, js, &r);
+        mj_free(js);
+    }
     lua_createtable(L, 0, 12);
     lua_pushboolean(L, r.matched);
     lua_setfield(L, -2, "ok");
@@ -475,9 +524,9 @@ static int matcher_run(lua_State *L)
     set_str(L, "info", r.info);
     set_str(L, "rv1", r.rv1);
     set_str(L, "jgf", r.jgf);
-    if (!js) set_str(L, "error", err);
+    if (!parsed) set_str(L, "error", err);
     else if (r.err[0]) set_str(L, "error", r.err);
-    if (!js) {
+    if (!parsed) {
         lua_pushboolean(L, 1);
         lua_setfield(L, -2, "parse_error");
     }
@@ -489,7 +538,8 @@ static int matcher_cancel(lua_State *L)
 {
     matcher *m = check_matcher(L, 1);
     lua_Integer id = luaL_checkinteger(L, 2);
-    if (m_cancel(m, id) < 0) {
+    mreapi *ext = ext_matcher(L, 1);
+    if (ext ? mr_cancel(ext, id) < 0 : m_cancel(m, id) < 0) {
         lua_pushnil(L);
         lua_pushfstring(L, "nonexistent job %I", id);
         return 2;
@@ -505,7 +555,16 @@ static int matcher_info(lua_State *L)
     const char *state;
     int64_t at;
     bool reserved;
-    if (m_info(m, id, &state, &at, &reserved) < 0) {
+    char sbuf[64];
+    mreapi *ext = ext_matcher(L, 1);
+    if (ext) {
+        if (mr_info(ext, id, sbuf, sizeof sbuf, &at, &reserved) < 0) {
+            lua_pushnil(L);
+            lua_pushfstring(L, "jobid doesn't exist: %I", id);
+            return 2;
+        }
+        state = sbuf;
+    } else if (m_info(m, id, &state, &at, &reserved) < 0) {
         lua_pushnil(L);
         lua_pushfstring(L, "jobid doesn't exist: %I", id);
         return 2;
@@ -524,7 +583,9 @@ static int matcher_info(lua_State *L)
 
 static int matcher_next_jobid(lua_State *L)
 {
-    lua_pushinteger(L, m_next_jobid(check_matcher(L, 1)));
+    matcher *m = check_matcher(L, 1);
+    if (ext_matcher(L, 1)) lua_pushnil(L);
+    else lua_pushinteger(L, m_next_jobid(m));
     return 1;
 }
 

@@ -205,3 +205,29 @@ describe("fluence match", function()
     cli.cleanup()
   end)
 end)
+
+describe("FLUENCE_FLUXION_LIB", function()
+  it("runs the matches in Fluxion's libreapi_cli when one is named", function()
+    local dir = cli.tmpdir()
+    local lib = dir .. "/libfake.so"
+    local ok = os.execute(("cc -shared -fPIC -o %s %s 2>/dev/null"):format(cli.quote(lib),
+      cli.quote(cli.root .. "/spec/fixtures/match/fake_reapi.c")))
+    if not ok then return end -- no compiler: nothing to test
+    cli.write(dir .. "/a.yaml", CORE1)
+    cli.write(dir .. "/never.yaml", CORE1 .. "# never\n")
+    local script = "match allocate a.yaml\nmatch allocate a.yaml\nmatch allocate_with_satisfiability never.yaml\n" ..
+                   "match satisfiability a.yaml\ninfo 1\ncancel 1\n"
+    local r = cli.run { "match", "--graph", FIXTURE, "--policy", "low", stdin = script, cwd = dir,
+                        env = { FLUENCE_FLUXION_LIB = lib } }
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal("      ------core0[1:x]\n      ---small0[1:s]\nINFO: =============================\n" ..
+      "INFO: JOBID=1\nINFO: RESOURCES=ALLOCATED\nINFO: SCHEDULED AT=Now\nINFO: =============================\n" ..
+      "INFO: =============================\nINFO: No matching resources found\nINFO: JOBID=2\n" ..
+      "INFO: =============================\n" ..
+      "INFO: =============================\nINFO: No matching resources found\nINFO: Unsatisfiable request\n" ..
+      "INFO: JOBID=3\nINFO: =============================\n" ..
+      "INFO: =============================\nINFO: Satisfiable request\nINFO: =============================\n", r.out)
+    assert.matches("INFO: 1, ALLOCATED, 0, a.yaml, 0", r.err, 1, true)
+    cli.cleanup()
+  end)
+end)

@@ -1,0 +1,19 @@
+/* Fluxion's libreapi_cli as an optional matcher backend (FLUENCE_FLUXION_LIB). */
+#ifndef FLUENCE_MATCH_REAPI_H
+#define FLUENCE_MATCH_REAPI_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "match.h"
+
+typedef struct mreapi mreapi;
+
+/* dlopen lib, initialize it with the JGF text and the policy; NULL + err. */
+mreapi *mr_open(const char *lib, const char *graph_text, const char *policy, char *err, size_t errlen);
+void mr_free(mreapi *r);
+/* op: MOP_*; fills res like m_run (simple and info only) */
+void mr_run(mreapi *r, int op, const char *jobspec, mresult *res);
+int mr_cancel(mreapi *r, int64_t jobid);
+int mr_info(mreapi *r, int64_t jobid, char *state, size_t n, int64_t *at, bool *reserved);
+
+#endif
