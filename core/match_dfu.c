@@ -1720,6 +1720,46 @@ static int compile(matcher *m, const mj_res *in, int n, cres **out)
     return 0;
 }
 
+/* The minimum number of nodes a request needs (Fluxion's prime_jobspec
+ * aggregate for the node type). */
+static unsigned min_nodes(const matcher *m, const cres *R, int nR)
+{
+    unsigned n = 0;
+    for (int i = 0; i < nR; i++) {
+        unsigned below = min_nodes(m, R[i].with, R[i].nwith);
+        if (R[i].type == m->g->node_type) n += R[i].min;
+        n += R[i].min * below;
+    }
+    return n;
+}
+
+/* Fluxion's request_feasible: a quick count of the nodes that could serve
+ * (constraint, status, free at the target time).  0 go on; -1 not now
+ * (EBUSY); -2 never (ENODEV). */
+static int request_feasible(matcher *m, int op, const cres *R, int nR)
+{
+    const mgraph *g = m->g;
+    if (g->node_type < 0) return 0;
+    unsigned target = min_nodes(m, R, nR), up = 0;
+    bool sat_op = op == MOP_ALLOCATE_W_SAT || op == MOP_SATISFIABILITY;
+    for (uint32_t v = 0; v < g->nv; v++)
+        if (g->v[v].type == g->node_type && g->v[v].status == 0) up++;
+    if (!m->constraint && target <= up) return 0;
+    if (target > up) return sat_op ? -2 : -1;
+    int64_t when = op == MOP_ALLOCATE ? m->at : GRAPH_END - 1;
+    unsigned feasible = 0;
+    for (uint32_t v = 0; v < g->nv && feasible < target; v++) {
+        const mg_vertex *x = &g->v[v];
+        if (x->type != g->node_type) continue;
+        if (m->constraint && !cons_match(m, m->constraint, v)) continue;
+        if (!sat_op && x->status != 0) continue;
+        if (plan_avail(m, v, when, m->duration) != 1) continue;
+        feasible++;
+    }
+    if (feasible < target) return sat_op ? -2 : -1;
+    return 0;
+}
+
 static int cmp_times(const void *a, const void *b)
 {
     return cmp_i64(a, b);
@@ -1822,8 +1862,14 @@ void m_run(matcher *m, int op, const mjobspec *js, mresult *r)
         sat = rc == 0;
     } else {
         m->alloc_type = AT_ALLOC;
-        rc = select_at(m, R, nR, x);
-        if (rc != 0 && !m->errmsg[0]) {
+        int feas = request_feasible(m, op, R, nR);
+        if (feas < 0) {
+            rc = -1;
+            sat = feas == -1; /* -2: never */
+        } else {
+            rc = select_at(m, R, nR, x);
+        }
+        if (feas >= 0 && rc != 0 && !m->errmsg[0]) {
             if (op == MOP_ALLOCATE_W_SAT) {
                 sat = sat_check(m, R, nR, x) == 0;
             } else if (op == MOP_ALLOCATE_ORELSE_RESERVE) {
