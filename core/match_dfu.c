@@ -1687,6 +1687,7 @@ static void write_rv1(const matcher *m, const emit *out, buf *b, int64_t at, int
 
 static void cres_free(cres *r, int n)
 {
+    if (!r) return;
     for (int i = 0; i < n; i++) {
         cres_free(r[i].with, r[i].nwith);
         free(r[i].with);
@@ -1714,8 +1715,8 @@ static int compile(matcher *m, const mj_res *in, int n, cres **out)
             m->xtypes[m->nxtypes++] = r[i].type;
         }
         if (r[i].type < 0) return -1;
+        r[i].nwith = in[i].nwith; /* set first: cres_free walks partial trees */
         if (in[i].nwith && compile(m, in[i].with, in[i].nwith, &r[i].with) < 0) return -1;
-        r[i].nwith = in[i].nwith;
     }
     return 0;
 }
