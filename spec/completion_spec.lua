@@ -184,6 +184,11 @@ describe("fluence completion", function()
       assert.are.same({ "--dry-run=client", ":4" }, lines(out))
       out = sh(q(d .. "/kubectl_complete-fluence") .. " select -f examples/quicks")
       assert.are.same({ "examples/quickstart/", ":6" }, lines(out))
+      -- verbs named like directories of the working directory stay verbs
+      out = sh(q(d .. "/kubectl_complete-fluence") .. " po")
+      assert.are.same({ "policies", ":4" }, lines(out))
+      out = sh(q(d .. "/kubectl_complete-fluence"))
+      assert.are.equal(#spec.verbs + 1, #lines(out))
     end)
 
     it("completes `kubectl fluence ...` through the real kubectl", function()

@@ -154,6 +154,7 @@ _fluence_reply() {
 # COMPREPLY from files (or directories with $3 = -d).
 _fluence_files() {
     local IFS=$'\n'
+    _fluence_filecomp=1
     COMPREPLY=($(compgen ${3:--f} -- "$1"))
     if [[ ${#COMPREPLY[@]} -gt 0 && -n $2 ]]; then
         COMPREPLY=("${COMPREPLY[@]/#/$2}")
@@ -239,6 +240,7 @@ _fluence() {
         run|explain)
             if ((npos == 0)) && [[ $verb == run ]]; then
                 local IFS=$'\n'
+                _fluence_filecomp=1
                 COMPREPLY=($(compgen -f -X '!*.lua' -- "$cur") $(compgen -d -- "$cur"))
                 [[ -z $_fluence_kubectl ]] && type compopt >/dev/null 2>&1 && compopt -o filenames 2>/dev/null
             else
@@ -273,13 +275,14 @@ local function kubectl_script()
     bash_script(nil),
     "_fluence_kubectl=1",
     "_fluence_prog=kubectl-fluence",
+    "_fluence_filecomp=",
     "if [[ $# -eq 0 ]]; then set -- ''; fi",
     "COMP_WORDS=(kubectl-fluence \"$@\")",
     "COMP_CWORD=$#",
     "_fluence",
     "directive=4",
     "for c in \"${COMPREPLY[@]}\"; do",
-    "    if [[ -d $c ]]; then printf '%s/\\n' \"${c%/}\"; directive=6; else printf '%s\\n' \"$c\"; fi",
+    "    if [[ -n $_fluence_filecomp && -d $c ]]; then printf '%s/\\n' \"${c%/}\"; directive=6; else printf '%s\\n' \"$c\"; fi",
     "done",
     "echo \":$directive\"",
   }, "\n") .. "\n"
