@@ -1,21 +1,23 @@
 /* fluence.manifest — byte-preserving manifest reading and rewriting.
  *
  *   manifest.parse(text, name) -> stream | nil, "name:LINE:COL: message ..."
- *   stream:objects()              -> array of object descriptions (copies)
+ *   stream:objects()              -> array of object descriptions (the caller's own)
  *   stream:set_annotations(i, {k = v, ...}) -> true | nil, located error
  *   stream:render()               -> the text with every edit applied
+ *   stream:write(fd)              -> true | nil, message: writes render()'s
+ *                                    text to fd without building it
  *   stream:render_json()          -> the edited stream as indented JSON
  *   stream:object_json(i)         -> the edited object as compact JSON
  *                                    (metadata.managedFields left out)
  *   stream:is_json()
  *
- * An object description (plain tables, copied on every objects() call):
+ * An object description (plain tables, new ones on every objects() call):
  *   index, kind, apiVersion, name, namespace, generateName, line, col,
  *   annotations, labels ({k = v}, {} when absent), targets_fluence,
  *   wants_selection, replicas, parallelism, completions (spec.*, integers),
  *   templates = { {path, scheduler_name, annotations, labels, targets_fluence,
- *                  containers, init_containers, replicas}, ... },
- *   json (the object as parsed, compact).
+ *                  containers, init_containers, replicas}, ... }
+ *   (no JSON: stream:object_json(i) makes it on demand).
  * containers: { {name, requests = {}, limits = {}, env = {NAME = value}} }.
  * A pod template is the object itself when it has spec.containers (a Pod;
  * path ""), and every mapping under a key "template" whose spec has a
@@ -29,8 +31,10 @@
  * set) and spliced into the original text in one pass at render time, sorted
  * by offset, so rendering is linear and untouched bytes stay untouched.  See
  * manifest_edit.c for where and how annotations are written. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <lauxlib.h>
 #include "manifest.h"
 #include "strbuf.h"
@@ -366,11 +370,8 @@ static void add_object(lua_State *L, struct mstream *s, struct mparse *p, size_t
             if (s->st.sites[i].mode == SITE_ERROR) mp_error(L, p, s->st.sites[i].errpos, s->st.sites[i].errmsg);
     }
     lua_pop(L, 2);                                  /* walk, templates */
-    struct strbuf *js = strbuf_push(L);
-    mj_emit(L, p, js, node, 0, 0, 0);
-    strbuf_pushresult(L, js);
-    lua_remove(L, -2);
-    lua_setfield(L, obj, "json");
+    /* No JSON text here: most runs never need it, and for a 100 MB stream it
+     * doubled the memory.  stream:object_json(i) makes it on demand. */
     lua_rawseti(L, objs, (lua_Integer)index);
 }
 
@@ -456,25 +457,25 @@ static int m_parse(lua_State *L)
 
 static struct mstream *check_stream(lua_State *L) { return luaL_checkudata(L, 1, STREAM_MT); }
 
-static void deep_copy(lua_State *L, int idx, int depth)
-{
-    idx = lua_absindex(L, idx);
-    luaL_checkstack(L, 6, "manifest objects");
-    lua_newtable(L);
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        lua_pushvalue(L, -2);
-        if (lua_istable(L, -2) && depth < 20) deep_copy(L, -2, depth + 1); else lua_pushvalue(L, -2);
-        lua_rawset(L, -5);
-        lua_pop(L, 1);
-    }
-}
-
+/* The first call hands over the tables parse built (nobody else holds
+ * them, and copying 20,000 objects cost as much as building them); every
+ * later call parses the text again for tables of its own.  So each call
+ * still returns tables its caller alone may change. */
 static int s_objects(lua_State *L)
 {
     check_stream(L);
-    lua_getiuservalue(L, 1, UV_OBJECTS);
-    deep_copy(L, -1, 0);
+    lua_settop(L, 1);
+    if (lua_getiuservalue(L, 1, UV_OBJECTS) == LUA_TTABLE) {
+        lua_pushnil(L);
+        lua_setiuservalue(L, 1, UV_OBJECTS);
+        return 1;
+    }
+    lua_pop(L, 1);
+    lua_pushcfunction(L, parse_protected);
+    lua_getiuservalue(L, 1, UV_TEXT);
+    lua_getiuservalue(L, 1, UV_NAME);
+    lua_call(L, 2, 1);
+    lua_getiuservalue(L, -1, UV_OBJECTS);
     return 1;
 }
 
@@ -764,6 +765,58 @@ static int s_render(lua_State *L)
     return 1;
 }
 
+/* Writes all of iov[0..n) to fd (partial writes, EINTR).  0 or errno. */
+static int write_all(int fd, struct iovec *iov, int n)
+{
+    while (n > 0) {
+        ssize_t w = writev(fd, iov, n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return errno;
+        }
+        size_t left = (size_t)w;
+        while (n > 0 && left >= iov->iov_len) { left -= iov->iov_len; iov++; n--; }
+        if (n > 0) { iov->iov_base = (char *)iov->iov_base + left; iov->iov_len -= left; }
+    }
+    return 0;
+}
+
+/* stream:write(fd) -> true | nil, message: writes exactly what render()
+ * returns, straight from the text and the edit list, so the output never
+ * exists as a second copy of the stream in memory. */
+static int s_write(lua_State *L)
+{
+    enum { NIOV = 64 };
+    struct mstream *s = check_stream(L);
+    int fd = (int)luaL_checkinteger(L, 2);
+    lua_settop(L, 2);
+    size_t len;
+    lua_getiuservalue(L, 1, UV_TEXT);
+    const char *text = lua_tolstring(L, 3, &len);
+    struct strbuf *tb;
+    struct edits *ed = get_edits(L, s, &tb);
+    struct iovec iov[NIOV];
+    int n = 0, err = 0;
+    size_t at = 0;
+    for (size_t i = 0; i <= ed->n && !err; i++) {
+        size_t pos = i < ed->n ? ed->e[i].pos : len;
+        if (pos < at) return luaL_error(L, "manifest: overlapping edits (a bug)");
+        if (pos > at) iov[n++] = (struct iovec){ (void *)(text + at), pos - at };
+        if (i < ed->n) {
+            if (ed->e[i].tlen) iov[n++] = (struct iovec){ tb->data + ed->e[i].toff, ed->e[i].tlen };
+            at = ed->e[i].del_end;
+        }
+        if (n >= NIOV - 2 || i == ed->n) { err = write_all(fd, iov, n); n = 0; }
+    }
+    if (err) {
+        lua_pushnil(L);
+        lua_pushstring(L, strerror(err));
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
 /* Runs f over the objects of text (re-parsed): pushes each object's JSON */
 static void emit_objects(lua_State *L, const char *name, const char *text, size_t len,
                          struct strbuf *out, int indent, int depth, int drop, size_t *count, int sep)
@@ -890,6 +943,7 @@ int luaopen_fluence_manifest(lua_State *L)
     static const luaL_Reg methods[] = {
         {"objects", s_objects}, {"set_annotations", s_set_annotations}, {"render", s_render},
         {"render_json", s_render_json}, {"object_json", s_object_json}, {"is_json", s_is_json},
+        {"write", s_write},
         {NULL, NULL}
     };
     static const luaL_Reg funcs[] = { {"parse", m_parse}, {NULL, NULL} };

@@ -48,6 +48,7 @@ struct mparse {
     yaml_parser_t parser;
     yaml_event_t event;
     int have_event, parser_ready;
+    int ascii;                      /* no byte >= 0x80: characters are bytes */
     const char *name, *text;
     size_t len;
     size_t cur_char, cur_byte;      /* cursor mapping character index -> byte */

@@ -48,6 +48,27 @@ static int mp_gc(lua_State *L)
     return 0;
 }
 
+#define HIGH_BITS 0x8080808080808080ull
+
+/* Is every byte below 0x80?  Then character indexes are byte offsets. */
+static int all_ascii(const char *text, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t i = 0;
+    while (i + 4096 <= len) {                   /* blocks the compiler vectorises */
+        uint64_t acc = 0;
+        for (size_t j = 0; j < 4096; j += 8) {
+            uint64_t w;
+            memcpy(&w, s + i + j, 8);
+            acc |= w;
+        }
+        if (acc & HIGH_BITS) return 0;
+        i += 4096;
+    }
+    for (; i < len; i++) if (s[i] & 0x80) return 0;
+    return 1;
+}
+
 struct mparse *mp_push(lua_State *L, const char *name, const char *text, size_t len)
 {
     struct mparse *p = lua_newuserdatauv(L, sizeof *p, 0);
@@ -60,6 +81,7 @@ struct mparse *mp_push(lua_State *L, const char *name, const char *text, size_t 
     if (!yaml_parser_initialize(&p->parser)) luaL_error(L, "not enough memory");
     p->parser_ready = 1;
     yaml_parser_set_input_string(&p->parser, (const unsigned char *)text, len);
+    p->ascii = all_ascii(text, len);
     p->name = name;
     p->text = text;
     p->len = len;
@@ -69,14 +91,21 @@ struct mparse *mp_push(lua_State *L, const char *name, const char *text, size_t 
         ((unsigned char)text[1] == 0xFE || (unsigned char)text[1] == 0xFF))
         mp_error(L, p, 0, "UTF-16 is not supported: convert the manifest to UTF-8");
     if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) p->cur_byte = 3;
+    else yaml_parser_set_encoding(&p->parser, YAML_UTF8_ENCODING);   /* no detection */
     return p;
 }
 
 /* character index -> byte offset */
 static size_t to_byte(struct mparse *p, size_t idx)
 {
+    if (p->ascii) return idx < p->len ? idx : p->len;
     const unsigned char *s = (const unsigned char *)p->text;
     while (p->cur_char < idx && p->cur_byte < p->len) {
+        if (idx - p->cur_char >= 8 && p->len - p->cur_byte >= 8) {   /* 8 ASCII bytes at once */
+            uint64_t w;
+            memcpy(&w, s + p->cur_byte, 8);
+            if (!(w & HIGH_BITS)) { p->cur_byte += 8; p->cur_char += 8; continue; }
+        }
         unsigned char c = s[p->cur_byte];
         size_t w = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 1;
         p->cur_byte += w;

@@ -132,6 +132,12 @@ describe("fluence.inputs.join", function()
     assert.are.equal("a: 1\n---\nb: 2\n", inputs.join({ { name = "x", text = "a: 1\n" }, { name = "y", text = "b: 2\n" } }))
   end)
 
+  it("renders manifest streams given in place of texts", function()
+    local s = assert(manifest.parse("kind: Pod\nmetadata: {name: p}\n", "p"))
+    assert(s:set_annotations(1, { a = "b" }))
+    assert.are.equal("a: 1\n---\n" .. s:render() .. "---\nc: 3\n", inputs.join({ "a: 1", s, "c: 3\n" }))
+  end)
+
   it("joins rendered fixtures into a stream the manifest parser reads back", function()
     local texts = {}
     for _, f in ipairs({ "job.yaml", "multidoc.yaml", "pretty.json", "crlf.yaml", "bom.yaml" }) do
@@ -141,5 +147,52 @@ describe("fluence.inputs.join", function()
     end
     local s = assert(manifest.parse(inputs.join(texts), "joined"))
     assert.are.equal(7, #s:objects())
+  end)
+end)
+
+describe("fluence.inputs.write", function()
+  -- a child Lua writes to its stdout; it must be what join returns
+  local function written(items_code)
+    local out, script = os.tmpname(), os.tmpname()
+    write(script, ([[
+package.cpath = %q
+package.path = %q
+local inputs = require "fluence.inputs"
+local manifest = require "fluence.manifest"
+local function stream(text)
+  local s = assert(manifest.parse(text, "s"))
+  for _, o in ipairs(s:objects()) do assert(s:set_annotations(o.index, { a = "b" })) end
+  return s
+end
+local items = %s
+assert(inputs.write(1, items))
+io.stdout:write("") -- nothing else
+]]):format(package.cpath, package.path, items_code))
+    assert(os.execute(("lua5.4 %s > %s"):format(q(script), q(out))))
+    local f = assert(io.open(out, "rb"))
+    local text = f:read("a")
+    f:close()
+    os.remove(out)
+    os.remove(script)
+    return text
+  end
+
+  local function stream(text)
+    local s = assert(manifest.parse(text, "s"))
+    for _, o in ipairs(s:objects()) do assert(s:set_annotations(o.index, { a = "b" })) end
+    return s
+  end
+
+  it("writes a lone stream as render returns it", function()
+    local text = "kind: Pod\nmetadata:\n  name: p\n---\nkind: Pod\nmetadata: {name: q}\n"
+    assert.are.equal(stream(text):render(), written(("{ stream(%q) }"):format(text)))
+  end)
+
+  it("writes texts and streams as join joins them", function()
+    local a, b = "kind: Pod\nmetadata: {name: p}", "%YAML 1.2\n---\nkind: Pod\nmetadata: {name: q}\r\n"
+    local want = inputs.join({ stream(a), "x: 1", stream(b), { text = "\239\187\191y: 2\n" } })
+    assert.are.equal(want, written(("{ stream(%q), %q, stream(%q), { text = %q } }")
+      :format(a, "x: 1", b, "\239\187\191y: 2\n")))
+    assert.are.equal("a: 1\n---\nb: 2\n", written('{ "a: 1", "b: 2\\n" }'))
   end)
 end)

@@ -205,8 +205,9 @@ describe("fluence.manifest objects", function()
     assert.are.same({ cpu = "1", memory = "512Mi" }, t.containers[1].requests)
     assert.are.equal("worker", t.containers[1].name)
     assert.are.same({}, t.annotations)
-    assert.is_string(o.json)
-    assert.are.equal("train-job", json.decode(o.json).metadata.name)
+    assert.is_nil(o.json)      -- on demand only: stream:object_json(i)
+    local st = assert(manifest.parse(slurp(DIR .. "job.yaml"), "t.yaml"))
+    assert.are.equal("train-job", json.decode(st:object_json(o.index)).metadata.name)
   end)
 
   it("treats a Pod as its own template, with requests, limits and env", function()
@@ -275,6 +276,21 @@ describe("fluence.manifest objects", function()
     local s = assert(manifest.parse(slurp(DIR .. "pod.yaml"), "p"))
     s:objects()[1].annotations.x = "y"
     assert.is_nil(s:objects()[1].annotations.x)
+  end)
+
+  it("returns tables of the caller's own on every call, all alike", function()
+    -- the first call hands over the tables parse built; later ones parse again
+    local s = assert(manifest.parse(slurp(DIR .. "multidoc.yaml"), "m"))
+    local a, b, c = s:objects(), s:objects(), s:objects()
+    assert.are_not.equal(a, b)
+    assert.are_not.equal(b, c)
+    assert.are_not.equal(a[1].templates, b[1].templates)
+    assert.are.same(a, b)
+    assert.are.same(b, c)
+    a[1].annotations.x = "y"
+    assert.is_nil(c[1].annotations.x)
+    assert(s:set_annotations(1, EDITS))   -- objects describe the text as parsed
+    assert.are.same(a[1].templates, s:objects()[1].templates)
   end)
 end)
 
@@ -383,6 +399,108 @@ describe("fluence.manifest edits", function()
     ok, err = s:set_annotations(1, { x = "\255" })
     assert.is_nil(ok)
     assert.matches("not valid UTF-8", err, 1, true)
+  end)
+end)
+
+describe("fluence.manifest non-ASCII text", function()
+  -- libyaml counts characters, edits need bytes: the same stream with
+  -- multi-byte characters in place of some ASCII ones must be edited at the
+  -- same places (long ASCII runs between them, as real manifests have)
+  local template = [[
+# ZZ comment xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx Z
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: jZ
+  labels: {team: "ZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZ", Zk: v}
+  annotations:
+    note: "Z Z ZZ xxxxxxxxxxxxxxxxxxxxxZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZ"
+    fluence.flux-framework.org/require-backend: "ZZZZZZZZZZZZ xxxxxxxxxxxxxxxxxxxx Z"
+    fluence.flux-framework.org/select-policy: min-cost  # Z xxxxxxxxxxxxxxxxx
+spec:
+  template:
+    metadata:
+      labels: {x: "ZZZZZZZZZZZZZZZxxxxxxxxxZ"}
+    spec:
+      schedulerName: fluence
+      containers:
+      - name: c
+        image: ZZZZZZZZZ
+        args:
+        - |
+          ZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZ
+          Z xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx Z
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: "pZ", annotations: {fluence.flux-framework.org/select-policy: "Z"}}
+spec: {schedulerName: fluence, containers: [{name: "ZZZZZZZZZZZZZZZZZZZZZZZ", image: x}]}
+]]
+  for _, ch in ipairs({ "\195\169", "\226\130\172", "\240\157\132\158" }) do
+    it(("with %d-byte characters"):format(#ch), function()
+      local ascii = rewrite((template:gsub("Z", "q")), "a.yaml")
+      local wide = rewrite((template:gsub("Z", ch)), "u.yaml")
+      assert.are_not.equal(ascii, template)
+      assert.are.equal(ascii, (wide:gsub(ch, "q")))
+    end)
+  end
+end)
+
+describe("fluence.manifest stream:write", function()
+  -- a child Lua writes the stream to its stdout; it must be render's text
+  local function written(path, edits)
+    local out = os.tmpname()
+    local script = os.tmpname()
+    local f = assert(io.open(script, "wb"))
+    f:write(([[
+package.cpath = %q
+local manifest = require "fluence.manifest"
+local f = assert(io.open(%q, "rb"))
+local s = assert(manifest.parse(f:read("a"), "x"))
+f:close()
+for _, o in ipairs(s:objects()) do
+  if %s and o.wants_selection then assert(s:set_annotations(o.index, { a = "b", c = ("d"):rep(300) })) end
+end
+assert(s:write(1))
+]]):format(package.cpath, path, edits and "true" or "false"))
+    f:close()
+    assert(os.execute(("lua5.4 %s > %s"):format(script, out)))
+    local text = slurp(out)
+    os.remove(out)
+    os.remove(script)
+    return text
+  end
+
+  local function rendered(path, edits)
+    local s = assert(manifest.parse(slurp(path), "x"))
+    for _, o in ipairs(s:objects()) do
+      if edits and o.wants_selection then assert(s:set_annotations(o.index, { a = "b", c = ("d"):rep(300) })) end
+    end
+    return s:render()
+  end
+
+  it("writes exactly what render returns, edited or not", function()
+    for _, f in ipairs({ "job.yaml", "multidoc.yaml", "crlf.yaml", "bom.yaml", "pretty.json", "list.yaml" }) do
+      for _, edits in ipairs({ true, false }) do
+        assert.are.equal(rendered(DIR .. f, edits), written(DIR .. f, edits), f)
+      end
+    end
+  end)
+
+  it("writes a stream with hundreds of edits (many write batches)", function()
+    local parts = {}
+    for i = 1, 300 do
+      parts[i] = ("kind: Pod\nmetadata: {name: p%d, annotations: {fluence.flux-framework.org/select-policy: x}}\n" ..
+                  "spec: {schedulerName: fluence, containers: [{name: c}]}\n"):format(i)
+    end
+    local path = os.tmpname()
+    local f = assert(io.open(path, "wb"))
+    f:write(table.concat(parts, "---\n"))
+    f:close()
+    local want = rendered(path, true)
+    assert.are.equal(want, written(path, true))
+    assert.is_true(#want > 300 * 300)
+    os.remove(path)
   end)
 end)
 

@@ -2,6 +2,8 @@
 --
 --   inputs.read(filenames, recursive) -> { { name = display_name, text = bytes }, ... }
 --   inputs.join(texts) -> one stream (kubectl's way of concatenating files)
+--   inputs.write(fd, items) -> true | nil, message: join's text, written to fd
+--                              (items may be manifest streams, rendered late)
 --
 -- Directories contribute their *.yaml, *.yml and *.json entries in sorted
 -- order; subdirectories only with recursive (-R).  Stdin may be named once.
@@ -94,31 +96,60 @@ local function skip_comments(text)
   end
 end
 
--- Concatenates rendered texts into one YAML stream.  Each text after the
--- first starts a new document ("---") unless it already begins with one, so
--- documents never merge; a file ending in "..." or a JSON file needs the same
--- separator.  A leading UTF-8 BOM is only valid at the very start: later ones
--- are dropped.
-function inputs.join(texts)
-  local parts = {}
-  for i, text in ipairs(texts) do
-    if type(text) == "table" then text = text.text end
+-- The text of one item: a string, { text = ... }, or a manifest stream
+-- (rendered now, with its edits).
+local function text_of(item)
+  if type(item) == "table" then return item.text end
+  if type(item) == "userdata" then return item:render() end
+  return item
+end
+
+-- Calls emit(part) for each part of the joined stream, in order.  Each text
+-- after the first starts a new document ("---") unless it already begins
+-- with one, so documents never merge; a file ending in "..." or a JSON file
+-- needs the same separator.  A leading UTF-8 BOM is only valid at the very
+-- start: later ones are dropped.  One item's text is made (a stream
+-- rendered) only when its turn comes, and dropped after.
+local function each_part(items, emit)
+  local prev_nl = nil
+  for i, item in ipairs(items) do
+    local text = text_of(item)
     if i > 1 then
       if text:sub(1, 3) == "\239\187\191" then text = text:sub(4) end
-      if #parts > 0 and not ends_with_newline(parts[#parts]) then parts[#parts + 1] = "\n" end
+      if not prev_nl then emit("\n") end
       local crlf = text:find("\r\n", 1, true) ~= nil
       local nl = crlf and "\r\n" or "\n"
       local first = skip_comments(text)
       if text:sub(first, first) == "%" then
         -- directives are only allowed once the previous document is closed
-        parts[#parts + 1] = "..." .. nl
+        emit("..." .. nl)
       elseif not (text:match("^%-%-%-[ \t\r\n]", first) or text:match("^%-%-%-$", first)) then
-        parts[#parts + 1] = "---" .. nl
+        emit("---" .. nl)
       end
     end
-    parts[#parts + 1] = text
+    emit(text)
+    prev_nl = ends_with_newline(text)
   end
+end
+
+-- Concatenates texts (see each_part) into one YAML stream.
+function inputs.join(texts)
+  local parts = {}
+  each_part(texts, function(p) parts[#parts + 1] = p end)
   return table.concat(parts)
+end
+
+-- Writes what join(items) returns to fd (1 or 2) without building it: a
+-- lone manifest stream writes itself straight from its text and edits (no
+-- copy of the stream in memory); otherwise part by part.
+-- Returns true | nil, message.
+function inputs.write(fd, items)
+  if #items == 1 and type(items[1]) == "userdata" then return items[1]:write(fd) end
+  local ok, err = true, nil
+  each_part(items, function(p)
+    if ok then ok, err = sys.write(fd, p) end
+  end)
+  return ok, err
 end
 
 return inputs

@@ -5,6 +5,8 @@
 -- nothing is printed.
 --
 --   selection.run(args [, how]) -> { output =, streams =, objects =, results = }
+--     (output, the edited text, is made on first use; res:write_output(fd)
+--      writes it without making it)
 --     how.policy_file: `fluence run POLICY.lua` (decides every Fluence object)
 --     how.explain:     also keep every backend and stage for explain
 local sys = require "fluence.sys"
@@ -338,11 +340,18 @@ function selection.run(args, how)
     end
   end
 
+  -- the streams are rendered only when written (res:write_output(fd)) or
+  -- asked for as one string (res.output): never a second copy needlessly
   local rendered = {}
-  for i, st in ipairs(streams) do rendered[i] = st.stream:render() end
+  for i, st in ipairs(streams) do rendered[i] = st.stream end
   for _, o in ipairs(objects) do o.json = o.stream:object_json(o.index) end
-  return { output = inputs.join(rendered), streams = streams, objects = objects, records = records,
-           stderr = table.concat(stderr) }
+  local res = { streams = streams, objects = objects, records = records, stderr = table.concat(stderr),
+                write_output = function(_, fd) return inputs.write(fd, rendered) end }
+  return setmetatable(res, { __index = function(t, k)
+    if k ~= "output" then return nil end
+    t.output = inputs.join(rendered)
+    return t.output
+  end })
 end
 
 -- The whole edited input as JSON: one object as itself, several as a List.

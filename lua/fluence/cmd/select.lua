@@ -26,6 +26,11 @@ function cmd.run(args)
     errors.raise("USAGE", "%s: unexpected argument %q", args.verb, args.positional[1])
   end
   local res = selection.run(args, how)
+  if (args.opts.output or "yaml") == "yaml" then   -- straight to stdout: no copy of the text
+    sys.write(2, res.stderr)
+    res:write_output(1)
+    return sys.EXIT.OK
+  end
   local out = cmd.output(args, res)
   sys.write(2, res.stderr)
   sys.write(1, out)
