@@ -51,7 +51,7 @@ function cmd.run(args)
   local ok, selection = pcall(require, "fluence.selection")
   if not ok then errors.raise("USAGE", "%s: not available in this build (no selection engine)", args.verb) end
 
-  local res = selection.run(args)          -- raises on any failed selection: nothing applied
+  local res = selection.run(args, { objects_json = true })   -- raises on any failed selection: nothing applied
   if mode == "client" then
     local apply = require "fluence.apply"
     local out
