@@ -138,6 +138,13 @@ describe("apply", function()
       assert.is_table(stored("/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets/js"))
     end)
 
+    it("reports an object without JSON as failed instead of skipping it", function()
+      local res = apply.apply_all(client, { { kind = "Job", apiVersion = "batch/v1", name = "nojson" } }, {})
+      assert.are.equal(1, #res)
+      assert.is_false(res[1].ok)
+      assert.matches("no JSON", res[1].message)
+    end)
+
     it("expands a v1 List", function()
       local list = { apiVersion = "v1", kind = "List", metadata = {},
                      items = json.array{ job("from-list-1"), job("from-list-2") } }

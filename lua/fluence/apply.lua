@@ -42,9 +42,11 @@ local function expand(objects)
         out[#out + 1] = { kind = item.kind, apiVersion = item.apiVersion, name = meta.name,
                           generateName = meta.generateName, namespace = meta.namespace, doc = item }
       end
-    elseif doc ~= nil then
+    else
+      -- an object without its JSON is reported as failed, never skipped
       out[#out + 1] = { kind = o.kind, apiVersion = o.apiVersion, name = o.name, generateName = o.generateName,
-                        namespace = o.namespace, doc = doc }
+                        namespace = o.namespace, doc = doc,
+                        missing = not o.json and "no JSON text for this object" or nil }
     end
   end
   return out
@@ -52,6 +54,7 @@ end
 
 local function apply_one(client, o, opts)
   local doc = o.doc
+  if o.missing then errors.raise("INTERNAL", "%s", o.missing) end
   if type(doc) ~= "table" or not o.kind or not o.apiVersion then
     errors.raise("INPUT", "object without apiVersion or kind")
   end
