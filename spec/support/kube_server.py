@@ -87,19 +87,24 @@ def now():
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def leaves(obj, prefix=""):
-    """Flattened field paths of an object (lists are leaves), for ownership."""
+def leaves(obj, prefix=()):
+    """Flattened field paths (tuples of keys; lists are leaves) -> values,
+    for field ownership."""
     out = {}
     if isinstance(obj, dict):
         for k, v in obj.items():
-            if prefix == "" and k in ("apiVersion", "kind"):
+            if prefix == () and k in ("apiVersion", "kind"):
                 continue
-            p = prefix + "." + k
+            p = prefix + (k,)
             if isinstance(v, dict) and v:
                 out.update(leaves(v, p))
             else:
                 out[p] = v
     return out
+
+
+def show_path(p):
+    return "." + ".".join(p)
 
 
 def deep_merge(dst, src):
@@ -389,9 +394,9 @@ class Handler(BaseHTTPRequestHandler):
             fv = {}
             for p in sorted(fields):
                 d = fv
-                for k in p.strip(".").split("."):
+                for k in p:
                     d = d.setdefault("f:" + k, {})
-            mf.append({"manager": mgr, "operation": "Apply" if mgr.startswith("apply:") is False else "Apply",
+            mf.append({"manager": mgr, "operation": "Apply",
                        "apiVersion": av, "time": now(), "fieldsType": "FieldsV1", "fieldsV1": fv})
         obj["metadata"]["managedFields"] = mf
 
@@ -485,7 +490,7 @@ class Handler(BaseHTTPRequestHandler):
                             conflicts.append((other, p))
                 if conflicts and not force:
                     av = patch.get("apiVersion")
-                    lines = ["conflict with \"%s\" using %s: %s" % (o, av, p) for o, p in sorted(conflicts)]
+                    lines = ["conflict with \"%s\" using %s: %s" % (o, av, show_path(p)) for o, p in sorted(conflicts)]
                     msg = "Apply failed with %d conflict%s: %s" % (len(lines), "" if len(lines) == 1 else "s",
                                                                   "\n".join(lines))
                     return status(409, "Conflict", msg, {"causes": [{"reason": "FieldManagerConflict", "message": l} for l in lines]})
@@ -497,11 +502,10 @@ class Handler(BaseHTTPRequestHandler):
                 for p in owners.get(mgr, {}):
                     if p not in mine and not any(p in f for o, f in owners.items() if o != mgr):
                         d = obj
-                        ks = p.strip(".").split(".")
-                        for k in ks[:-1]:
+                        for k in p[:-1]:
                             d = d.get(k) if isinstance(d, dict) else None
                         if isinstance(d, dict):
-                            d.pop(ks[-1], None)
+                            d.pop(p[-1], None)
                 deep_merge(obj, patch)
                 self.stamp(ctx, obj, name, old)
                 code = 200
