@@ -44,11 +44,11 @@ all: bin/fluence bin/kubectl-fluence $(B)/lib/fluence.so
 # Every C file that defines luaopen_fluence_NAME becomes the module fluence.NAME:
 # the registry is generated, so adding a module is adding a file.
 $(B)/gen/modules.c: $(CORE_SRC) tools/gen-modules.sh | $(B)/gen
-	sh tools/gen-modules.sh $(CORE_SRC) > $@.tmp && mv $@.tmp $@
+	sh tools/gen-modules.sh $(CORE_SRC) > $@.$$$$.tmp && mv $@.$$$$.tmp $@
 
 # lua/, policies/ and providers/ are compiled into the binary.
 $(B)/gen/embed.c: $(LUA_SRC) tools/embed.lua | $(B)/gen
-	$(LUA) tools/embed.lua $(LUA_SRC) > $@.tmp && mv $@.tmp $@
+	$(LUA) tools/embed.lua $(LUA_SRC) > $@.$$$$.tmp && mv $@.$$$$.tmp $@
 
 $(B)/obj/gen_%.o: $(B)/gen/%.c | $(B)/obj
 	$(CC) $(ALL_CFLAGS) -Wno-overlength-strings -c -o $@ $<
@@ -102,6 +102,13 @@ check-asan:
 	  sh spec/run
 check-valgrind: all
 	@FLUENCE_VALGRIND=1 sh spec/run
+
+# Benchmarks: whole-process medians and peak RSS against the targets in
+# issue 9, written to docs/benchmarks.md.  They report; they never fail CI.
+bench: deps-test all
+	@mkdir -p build/bench
+	@$(CC) -O2 -o build/bench/timeit bench/timeit.c
+	@$(LUA) bench/run.lua
 
 # libFuzzer targets (clang from Debian): one harness, fuzz/fuzz_target.c,
 # runs lua/fluence/fuzz.lua's target per input in a fresh runtime.  Seeds

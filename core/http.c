@@ -113,10 +113,21 @@ static void set_blob(CURL *easy, CURLoption opt, const char *data)
     curl_easy_setopt(easy, opt, &blob);
 }
 
+/* libcurl (and OpenSSL under it) initialise on the first request, not at
+ * start: most runs (offline selection) never make one. */
+static void global_init(lua_State *L)
+{
+    static int initialized;
+    if (initialized) return;
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) luaL_error(L, "cannot initialise libcurl");
+    initialized = 1;
+}
+
 /* [-0, +1, e]  Builds a transfer userdata from the request table at req. */
 static struct transfer *prepare(lua_State *L, int req)
 {
     luaL_checktype(L, req, LUA_TTABLE);
+    global_init(L);
     struct transfer *t = lua_newuserdatauv(L, sizeof *t, 1);
     memset(t, 0, sizeof *t);
     luaL_setmetatable(L, TRANSFER_MT);
@@ -143,7 +154,9 @@ static struct transfer *prepare(lua_State *L, int req)
     curl_easy_setopt(e, CURLOPT_HEADERDATA, t);
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
-    curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+    /* Waiting to multiplex only pays on HTTP/2 (TLS); on plain HTTP/1.1 it
+     * would hold every request to a host until the first one answers. */
+    if (strncasecmp(url, "https:", 6) == 0) curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
     curl_easy_setopt(e, CURLOPT_USERAGENT, "fluence/" FLUENCE_VERSION);
     /* the proxy environment would send credentials elsewhere: never implicit */
     curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
@@ -362,11 +375,6 @@ static int http_request_many(lua_State *L)
 
 int luaopen_fluence_http(lua_State *L)
 {
-    static int initialized;
-    if (!initialized) {
-        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) return luaL_error(L, "cannot initialise libcurl");
-        initialized = 1;
-    }
     luaL_newmetatable(L, TRANSFER_MT);
     lua_pushcfunction(L, transfer_gc);
     lua_setfield(L, -2, "__gc");

@@ -1,6 +1,8 @@
 /* fluence.manifest — byte-preserving manifest reading and rewriting.
  *
  *   manifest.parse(text, name) -> stream | nil, "name:LINE:COL: message ..."
+ *                                 (text: a string or what manifest.read returns)
+ *   manifest.read(path)        -> text | nil, "path: reason" (#text, tostring(text))
  *   stream:objects()              -> array of object descriptions (the caller's own)
  *   stream:set_annotations(i, {k = v, ...}) -> true | nil, located error
  *   stream:render()               -> the text with every edit applied
@@ -32,14 +34,20 @@
  * by offset, so rendering is linear and untouched bytes stay untouched.  See
  * manifest_edit.c for where and how annotations are written. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
+#include <unistd.h>
 #include <lauxlib.h>
 #include "manifest.h"
 #include "strbuf.h"
 
 #define STREAM_MT "fluence.manifest.stream"
+#define TEXT_MT "fluence.manifest.text"
+#define BIG_TEXT ((size_t)4 << 20)
 #define GROUP_LABEL "fluence.flux-framework.org/group"
 #define SELECT_POLICY "fluence.flux-framework.org/select-policy"
 
@@ -63,6 +71,141 @@ static int stream_gc(lua_State *L)
     free(s->docs); free(s->doc_obj); free(s->objs);
     memset(s, 0, sizeof *s);
     return 0;
+}
+
+/* ---- texts read from files ----
+ *
+ * manifest.read(path) keeps a file's bytes out of the Lua heap: a Lua string
+ * of the input costs a second copy while it is made (peak RSS) and, for a
+ * 100 MB stream, ~50,000 page faults (as long as libyaml's whole parse on a
+ * virtual machine).  A big text lives in anonymous memory advised to use
+ * huge pages, read() into place: no copy, ~50 faults per 100 MB. */
+struct mtext { char *data; size_t len, cap; int mapped; };
+
+static void text_free(struct mtext *t)
+{
+    if (t->mapped) munmap(t->data, t->cap); else free(t->data);
+    t->data = NULL;
+    t->len = t->cap = 0;
+    t->mapped = 0;
+}
+
+static int text_gc(lua_State *L)
+{
+    text_free(luaL_checkudata(L, 1, TEXT_MT));
+    return 0;
+}
+
+static int text_len(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)((struct mtext *)luaL_checkudata(L, 1, TEXT_MT))->len);
+    return 1;
+}
+
+static int text_tostring(lua_State *L)
+{
+    struct mtext *t = luaL_checkudata(L, 1, TEXT_MT);
+    lua_pushlstring(L, t->data ? t->data : "", t->len);
+    return 1;
+}
+
+/* Room for need bytes (exactly, or doubling when grow).  0 or an errno. */
+static int text_reserve(struct mtext *t, size_t need, int grow)
+{
+    if (need <= t->cap) return 0;
+    size_t cap = need;
+    if (grow) {
+        cap = t->cap ? t->cap : 65536;
+        while (cap < need) {
+            if (cap > ((size_t)-1) / 4) return ENOMEM;
+            cap *= 2;
+        }
+    }
+    if (cap < BIG_TEXT && !t->mapped) {
+        char *q = realloc(t->data, cap);
+        if (!q) return ENOMEM;
+        t->data = q;
+        t->cap = cap;
+        return 0;
+    }
+    long page = sysconf(_SC_PAGESIZE);
+    if (page > 0) cap = (cap + (size_t)page - 1) / (size_t)page * (size_t)page;
+    char *q;
+    if (t->mapped) {
+        q = mremap(t->data, t->cap, cap, MREMAP_MAYMOVE);
+        if (q == MAP_FAILED) return ENOMEM;
+    } else {
+        q = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (q == MAP_FAILED) return ENOMEM;
+        if (t->len) memcpy(q, t->data, t->len);
+        free(t->data);
+    }
+#ifdef MADV_HUGEPAGE
+    madvise(q, cap, MADV_HUGEPAGE);       /* a hint: fine if refused */
+#endif
+    t->data = q;
+    t->cap = cap;
+    t->mapped = 1;
+    return 0;
+}
+
+static int read_all(int fd, struct mtext *t, size_t hint)
+{
+    int err = text_reserve(t, hint ? hint + 1 : 65536, 0);   /* +1: EOF without growing */
+    while (!err) {
+        if (t->cap - t->len < 4096 && (err = text_reserve(t, t->len + 65536, 1)) != 0) break;
+        ssize_t n = read(fd, t->data + t->len, t->cap - t->len);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return errno;
+        }
+        if (n == 0) return 0;
+        t->len += (size_t)n;
+    }
+    return err;
+}
+
+/* manifest.read(path) -> text | nil, "path: reason".  "-" reads stdin; a
+ * directory is an error.  A text is what manifest.parse takes besides a
+ * string: #text is its length, tostring(text) a Lua string copy. */
+static int m_read(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    struct mtext *t = lua_newuserdatauv(L, sizeof *t, 0);
+    memset(t, 0, sizeof *t);
+    luaL_setmetatable(L, TEXT_MT);
+    int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+    int err = fd < 0 ? errno : 0;
+    struct stat st;
+    size_t hint = 0;
+    if (!err && fstat(fd, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            if (fd) close(fd);
+            lua_pushnil(L);
+            lua_pushfstring(L, "%s: is a directory", path);
+            return 2;
+        }
+        if (S_ISREG(st.st_mode) && st.st_size > 0) hint = (size_t)st.st_size;
+    }
+    if (!err) err = read_all(fd, t, hint);
+    if (fd > 0) close(fd);
+    if (err) {
+        text_free(t);
+        lua_pushnil(L);
+        lua_pushfstring(L, "%s: %s", path, strerror(err));
+        return 2;
+    }
+    return 1;
+}
+
+/* The bytes of a text argument: a Lua string or a manifest text. */
+static const char *check_text(lua_State *L, int idx, size_t *len)
+{
+    if (lua_type(L, idx) == LUA_TSTRING) return lua_tolstring(L, idx, len);
+    struct mtext *t = luaL_testudata(L, idx, TEXT_MT);
+    if (!t) luaL_typeerror(L, idx, "string or manifest text");
+    *len = t->len;
+    return t->data ? t->data : "";
 }
 
 /* ---- reading objects out of a tree ---- */
@@ -395,7 +538,7 @@ static int doc_crlf(const char *text, size_t len, size_t from, size_t to)
 static int parse_protected(lua_State *L)
 {
     size_t len;
-    const char *text = lua_tolstring(L, 1, &len);
+    const char *text = check_text(L, 1, &len);
     const char *name = lua_tostring(L, 2);
     struct mstream *s = lua_newuserdatauv(L, sizeof *s, UV_COUNT);   /* 3 */
     memset(s, 0, sizeof *s);
@@ -437,7 +580,8 @@ static int parse_protected(lua_State *L)
 
 static int m_parse(lua_State *L)
 {
-    luaL_checkstring(L, 1);
+    size_t len;
+    check_text(L, 1, &len);
     if (lua_isnoneornil(L, 2)) { lua_settop(L, 1); lua_pushliteral(L, "<manifest>"); }
     luaL_checkstring(L, 2);
     lua_settop(L, 2);
@@ -497,7 +641,7 @@ static void push_located(lua_State *L, size_t byte, const char *msg)
     struct mparse tmp;
     memset(&tmp, 0, sizeof tmp);
     lua_getiuservalue(L, 1, UV_TEXT);
-    tmp.text = lua_tolstring(L, -1, &tmp.len);
+    tmp.text = check_text(L, -1, &tmp.len);
     lua_getiuservalue(L, 1, UV_NAME);
     tmp.name = lua_tostring(L, -1);
     mp_locate(L, &tmp, byte, msg);
@@ -511,7 +655,7 @@ static int s_set_annotations(lua_State *L)
     size_t index = check_index(L, s, 2);
     luaL_checktype(L, 3, LUA_TTABLE);
     lua_settop(L, 3);
-    struct strbuf *scratch = strbuf_push(L);                          /* 4 */
+    lua_pushnil(L);                                                   /* 4 */
     const struct mobj *o = &s->objs[index - 1];
     lua_pushnil(L);
     while (lua_next(L, 3)) {
@@ -519,8 +663,7 @@ static int s_set_annotations(lua_State *L)
             return luaL_error(L, "set_annotations: keys and values must be strings");
         size_t kl, vl;
         const char *k = lua_tolstring(L, -2, &kl), *v = lua_tolstring(L, -1, &vl);
-        scratch->len = 0;
-        if (kl == 0 || kl > 1000 || !me_scalar(L, scratch, k, kl, 1) || !me_scalar(L, scratch, v, vl, 1)) {
+        if (kl == 0 || kl > 1000 || !me_valid_utf8(k, kl) || !me_valid_utf8(v, vl)) {
             lua_pushnil(L);   /* YAML limits implicit keys to 1024 characters */
             lua_pushfstring(L, "annotation %s: %s", kl ? k : "\"\"",
                             kl == 0 ? "empty key" : kl > 1000 ? "key too long" : "not valid UTF-8");
@@ -605,6 +748,26 @@ static void add_edit(lua_State *L, struct edits *ed, struct strbuf *tb, size_t p
     e->tlen = tb->len - toff;
 }
 
+/* Sets kv->ev to the value (on the top of the stack) written as a scalar,
+ * from the cache table at index cache: one shared decision stamps thousands
+ * of objects, and each object's pod templates, with the same audit. */
+static void scalar_cached(lua_State *L, int cache, struct strbuf *scratch, struct mkv *kv, int quote)
+{
+    lua_pushvalue(L, -1);
+    if (lua_rawget(L, cache) != LUA_TSTRING) {
+        lua_pop(L, 1);
+        scratch->len = 0;
+        if (!me_scalar(L, scratch, kv->v, kv->vl, quote)) return;
+        lua_pushvalue(L, -1);
+        strbuf_pushresult(L, scratch);
+        lua_rawset(L, cache);
+        lua_pushvalue(L, -1);
+        lua_rawget(L, cache);
+    }
+    kv->ev = lua_tolstring(L, -1, &kv->evl);      /* anchored by the cache */
+    lua_pop(L, 1);
+}
+
 /* Builds the sorted edit list of every pending annotation.  Pushes the edits
  * userdata and the text buffer they point into. */
 static struct edits *build_edits(lua_State *L, struct mstream *s, struct strbuf **tbp)
@@ -627,6 +790,10 @@ static struct edits *build_edits(lua_State *L, struct mstream *s, struct strbuf 
     lua_Integer norder = 0;
     lua_getiuservalue(L, 1, UV_PENDING);
     int pending = top + 3;
+    lua_newtable(L);                   /* long values as written: plain, then JSON */
+    lua_newtable(L);
+    int cache = top + 4;
+    struct strbuf *scratch = strbuf_push(L);
     for (size_t oi = 0; oi < s->nobjs; oi++) {
         if (lua_rawgeti(L, pending, (lua_Integer)oi + 1) == LUA_TNIL) { lua_pop(L, 1); continue; }
         int kv = lua_gettop(L);
@@ -676,6 +843,8 @@ static struct edits *build_edits(lua_State *L, struct mstream *s, struct strbuf 
         while (lua_next(L, kv)) {
             kvs[n].k = lua_tolstring(L, -2, &kvs[n].kl);    /* anchored by the kv table */
             kvs[n].v = lua_tolstring(L, -1, &kvs[n].vl);
+            kvs[n].ev = NULL;
+            if (kvs[n].vl >= 64) scalar_cached(L, cache + (st->json != 0), scratch, &kvs[n], st->json);
             n++;
             lua_pop(L, 1);
         }
@@ -730,7 +899,7 @@ static struct edits *get_edits(lua_State *L, struct mstream *s, struct strbuf **
 }
 
 /* Pushes text[from, to) with the edits inside that range applied. */
-static void splice(lua_State *L, const char *text, size_t from, size_t to, struct edits *ed, struct strbuf *tb)
+static void splice_edits(lua_State *L, const char *text, size_t from, size_t to, struct edits *ed, struct strbuf *tb)
 {
     struct strbuf *out = strbuf_push(L);
     size_t at = from, lo = 0, hi = ed->n;
@@ -757,11 +926,14 @@ static int s_render(lua_State *L)
     lua_settop(L, 1);
     size_t len;
     lua_getiuservalue(L, 1, UV_TEXT);
-    const char *text = lua_tolstring(L, -1, &len);
+    const char *text = check_text(L, -1, &len);
     struct strbuf *tb;
     struct edits *ed = get_edits(L, s, &tb);
-    if (ed->n == 0) { lua_pushvalue(L, 2); return 1; }
-    splice(L, text, 0, len, ed, tb);
+    if (ed->n == 0) {
+        if (lua_type(L, 2) != LUA_TSTRING) lua_pushlstring(L, text, len); else lua_pushvalue(L, 2);
+        return 1;
+    }
+    splice_edits(L, text, 0, len, ed, tb);
     return 1;
 }
 
@@ -792,7 +964,7 @@ static int s_write(lua_State *L)
     lua_settop(L, 2);
     size_t len;
     lua_getiuservalue(L, 1, UV_TEXT);
-    const char *text = lua_tolstring(L, 3, &len);
+    const char *text = check_text(L, 3, &len);
     struct strbuf *tb;
     struct edits *ed = get_edits(L, s, &tb);
     struct iovec iov[NIOV];
@@ -921,14 +1093,14 @@ static int s_object_json(lua_State *L)
     lua_pop(L, 1);
     size_t len;
     lua_getiuservalue(L, 1, UV_TEXT);                               /* 4 */
-    const char *text = lua_tolstring(L, 4, &len);
+    const char *text = check_text(L, 4, &len);
     struct strbuf *tb;
     get_edits(L, s, &tb);                                           /* 5, 6 */
     struct edits *ed = lua_touserdata(L, 5);
     lua_pushcfunction(L, json_protected);                           /* 7 */
     lua_pushvalue(L, 1);
     lua_pushvalue(L, 2);
-    splice(L, text, s->docs[doc].start, s->docs[doc].end, ed, tb);
+    splice_edits(L, text, s->docs[doc].start, s->docs[doc].end, ed, tb);
     lua_getiuservalue(L, 1, UV_NAME);
     lua_pushinteger(L, (lua_Integer)s->doc_obj[doc]);
     if (lua_pcall(L, 5, 1, 0) != LUA_OK) { lua_pushnil(L); lua_insert(L, -2); return 2; }
@@ -946,7 +1118,15 @@ int luaopen_fluence_manifest(lua_State *L)
         {"write", s_write},
         {NULL, NULL}
     };
-    static const luaL_Reg funcs[] = { {"parse", m_parse}, {NULL, NULL} };
+    static const luaL_Reg funcs[] = { {"parse", m_parse}, {"read", m_read}, {NULL, NULL} };
+    static const luaL_Reg text_meta[] = {
+        {"__gc", text_gc}, {"__len", text_len}, {"__tostring", text_tostring}, {NULL, NULL}
+    };
+    luaL_newmetatable(L, TEXT_MT);
+    luaL_setfuncs(L, text_meta, 0);
+    lua_newtable(L);                   /* no methods: text.render is nil, not an error */
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
     luaL_newmetatable(L, STREAM_MT);
     luaL_newlib(L, methods);
     lua_setfield(L, -2, "__index");

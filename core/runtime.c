@@ -84,7 +84,8 @@ static int search_embedded(lua_State *L)
     for (const struct fluence_embedded *e = fluence_embedded_files; e->path; e++) {
         if (strcmp(e->path, path) == 0) {
             lua_pushfstring(L, "@%s", path);
-            if (luaL_loadbufferx(L, e->data, e->len, lua_tostring(L, -1), "t") != LUA_OK)
+            /* precompiled at build time by tools/embed.lua */
+            if (luaL_loadbufferx(L, e->data, e->len, lua_tostring(L, -1), "b") != LUA_OK)
                 return lua_error(L);
             lua_pushstring(L, path);
             return 2;

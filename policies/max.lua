@@ -43,10 +43,7 @@ local function compile(stage, ctx)
     if #have == 0 then
       ctx.fail(("no candidate has attribute %q (missing: %s)"):format(attr, table.concat(missing, ", ")))
     end
-    ctx.sort(have, function(a, b)
-      if ascend then return a.attrs[attr] < b.attrs[attr] end
-      return a.attrs[attr] > b.attrs[attr]
-    end)
+    ctx.sort_by(have, function(b) return b.attrs[attr] end, not ascend)
     local best = have[1].attrs[attr]
     local band = relative and tol * math.abs(best) or tol
     local keep = {}

@@ -45,7 +45,8 @@ describe("plugins", function()
       local reg = load({})
       local got = {}
       for _, e in ipairs(reg.list) do got[#got + 1] = e.name .. " " .. e.origin end
-      assert.are.same({ "exclude built-in:policies/exclude.lua", "max built-in:policies/max.lua",
+      assert.are.same({ "exclude built-in:policies/exclude.lua", "fits built-in:policies/fits.lua",
+                        "max built-in:policies/max.lua",
                         "min built-in:policies/min.lua", "online-only built-in:policies/online-only.lua",
                         "prefer built-in:policies/prefer.lua", "require built-in:policies/require.lua",
                         "weighted built-in:policies/weighted.lua" }, got)
@@ -104,7 +105,7 @@ describe("plugins", function()
       assert.are.equal("built-in:policies/extra.lua", reg.get("extra").origin)
       assert.matches("^max%-ATTR", reg.get("max").description)
       local r = cli.run{ "policies", "-o", "name", env = { FLUENCE_SOURCE_DIR = tree, HOME = cli.tmpdir() } }
-      assert.are.equal("exclude\nextra\nmax\nmin\nonline-only\nprefer\nrequire\nweighted\n", r.out)
+      assert.are.equal("exclude\nextra\nfits\nmax\nmin\nonline-only\nprefer\nrequire\nweighted\n", r.out)
     end)
 
     it("an explicit --policy-dir that does not exist is an error", function()
@@ -373,7 +374,7 @@ describe("plugins", function()
 
     it("-o name, and unknown formats are usage errors", function()
       local r = cli.run{ "policies", "-o", "name", env = { HOME = cli.tmpdir(), FLUENCE_POLICY_PATH = false } }
-      assert.are.equal("exclude\nmax\nmin\nonline-only\nprefer\nrequire\nweighted\n", r.out)
+      assert.are.equal("exclude\nfits\nmax\nmin\nonline-only\nprefer\nrequire\nweighted\n", r.out)
       r = cli.run{ "policies", "-o", "xml" }
       assert.are.equal(2, r.code)
       assert.are.equal("", r.out)

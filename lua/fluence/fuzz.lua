@@ -90,7 +90,7 @@ function fuzz.attributes(data)
   local fake = setmetatable({ read_file = function() return data end }, { __index = base })
   -- a fresh copy of the provider per input: it caches parsed files per run
   local src = require("fluence.sys").embedded("providers/file.lua")
-  local _, plugin = sandbox.call(assert(load(src, "@providers/file.lua", "t", sandbox.env{ api = fake })),
+  local _, plugin = sandbox.call(assert(load(src, "@providers/file.lua", "b", sandbox.env{ api = fake })),
                                  sandbox.DEFAULT_BUDGET)
   sandbox.call(plugin.candidates, sandbox.DEFAULT_BUDGET,
                { request = { shots = 1000 }, options = { attributes = { "fuzz.yaml" } }, api = fake })

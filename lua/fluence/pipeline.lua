@@ -91,6 +91,27 @@ local function stable_sort(list, less)
 end
 pipeline.stable_sort = stable_sort
 
+-- sort_by(list, key [, descending]) sorts by key(element), computed once per
+-- element (a comparator would read every backend's attribute through its
+-- read-only view O(n log n) times); stable.
+local function sort_by(list, key, descending)
+  local keys, order = {}, {}
+  for i, v in ipairs(list) do keys[i] = key(v); order[i] = i end
+  table.sort(order, function(a, b)
+    local ka, kb = keys[a], keys[b]
+    if ka ~= kb then
+      if descending then return ka > kb end
+      return ka < kb
+    end
+    return a < b
+  end)
+  local out = {}
+  for i, j in ipairs(order) do out[i] = list[j] end
+  for i = 1, #out do list[i] = out[i] end
+  return list
+end
+pipeline.sort_by = sort_by
+
 -- Which plugin a stage word names: the whole word, or NAME-SUFFIX for a plugin
 -- that takes a suffix (min-cost -> min + "cost"), longest NAME first.
 local function resolve(reg, word)
@@ -209,6 +230,7 @@ function pipeline.compile(text, opts)
       end,
       suggest = suggest,
       sort = stable_sort,
+      sort_by = sort_by,
       num = pipeline.num,
     }
     local ok, fn, reads = sandbox.call(plugin.compile, self.budget, stage, ctx)
@@ -279,12 +301,12 @@ function Pipeline:run(backends, request)
   end
 
   for _, st in ipairs(self.stages) do
-    local input, views, byview = {}, {}, {}
+    -- plugins get read-only views; what they hand back must be views of
+    -- backends they received (sandbox.unwrap finds the backend, C-side)
+    local input, inpool = {}, {}
     for i, b in ipairs(pool) do
-      local v = sandbox.readonly(b)
-      views[i] = v
-      byview[v] = b
-      input[i] = v
+      input[i] = sandbox.readonly(b)
+      inpool[b] = i
     end
     local rec = { text = st.text, kept = {}, dropped = {}, order_changed = false }
     result.stages[#result.stages + 1] = rec
@@ -292,8 +314,8 @@ function Pipeline:run(backends, request)
     local function failed(msg, plugin)
       rec.error = msg
       result.error = msg
-      result.failed_stage = #result.stages
       result.plugin_error = plugin or nil
+      result.failed_stage = #result.stages
       return result
     end
     if not ok then
@@ -306,32 +328,30 @@ function Pipeline:run(backends, request)
       return failed(("policy %q (%s): returned %s, not a list of backends")
         :format(st.text, st.origin, type(out)), true)
     end
-    local next_pool, seen = {}, {}
+    local next_pool, seen, last = {}, {}, 0
     -- raw access: a plugin's metamethods must not run outside its budget
     for i = 1, rawlen(out) do
-      local b = byview[rawget(out, i)]
-      if not b or seen[b] then
+      local b = sandbox.unwrap(rawget(out, i))
+      local at = inpool[b]
+      if not at or seen[b] then
         return failed(("policy %q (%s): returned %s")
-          :format(st.text, st.origin, b and "a backend twice" or "a backend that was not in its input"), true)
+          :format(st.text, st.origin, at and "a backend twice" or "a backend that was not in its input"), true)
       end
       seen[b] = true
       next_pool[i] = b
       rec.kept[i] = b.name
+      -- order_changed: the kept backends are not in their input order
+      if at < last then rec.order_changed = true end
+      last = at
     end
-    -- order_changed: the kept backends are not in their input order
-    local last = 0
-    local pos = {}
-    for i, b in ipairs(pool) do pos[b] = i end
-    for _, b in ipairs(next_pool) do
-      if pos[b] < last then rec.order_changed = true break end
-      last = pos[b]
-    end
-    for _, b in ipairs(pool) do
-      if not seen[b] then
-        local why = type(reasons) == "table" and rawget(reasons, b.name)
-        why = type(why) == "string" and why or ("dropped by %s"):format(st.text)
-        rec.dropped[b.name] = why
-        drop(b.name, why)
+    if #next_pool < #pool then
+      for _, b in ipairs(pool) do
+        if not seen[b] then
+          local why = type(reasons) == "table" and rawget(reasons, b.name)
+          why = type(why) == "string" and why or ("dropped by %s"):format(st.text)
+          rec.dropped[b.name] = why
+          drop(b.name, why)
+        end
       end
     end
     pool = next_pool

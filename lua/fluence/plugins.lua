@@ -49,10 +49,12 @@ local function at(path, msg)
 end
 
 -- Loads one plugin's source and checks its exports.
-local function load_plugin(kind, path, src, extra, budget)
+-- mode: "t" for every plugin file read from disk; only the built-ins compiled
+-- into the binary (trusted, precompiled by tools/embed.lua) load as "b".
+local function load_plugin(kind, path, src, extra, budget, mode)
   local spec = KINDS[kind]
   local env = sandbox.env(extra)
-  local chunk, err = load(src, "@" .. path, "t", env)
+  local chunk, err = load(src, "@" .. path, mode or "t", env)
   if not chunk then fail("%s", at(path, err)) end
   local ok, plugin = sandbox.call(chunk, budget)
   if not ok then fail("%s", at(path, plugin)) end
@@ -133,7 +135,7 @@ local function builtins(kind, opts)
     local f = p:sub(#spec.dir + 2)
     local name = basename(f)
     if name and not f:find("/", 1, true) and not byname[name] then
-      byname[name] = { path = p, src = sys.embedded(p) }
+      byname[name] = { path = p, src = sys.embedded(p), mode = "b" }
       order[#order + 1] = name
     end
   end
@@ -141,7 +143,7 @@ local function builtins(kind, opts)
   local out = {}
   for _, name in ipairs(order) do
     local b = byname[name]
-    out[#out + 1] = { name = name, path = b.path, src = b.src,
+    out[#out + 1] = { name = name, path = b.path, src = b.src, mode = b.mode,
                       origin = "built-in:" .. spec.dir .. "/" .. name .. ".lua" }
   end
   return out
@@ -153,14 +155,14 @@ local function load_all(kind, opts)
   local budget = opts.budget or sandbox.DEFAULT_BUDGET
   local byname, list = {}, {}
 
-  local function add(name, path, origin, source, src)
+  local function add(name, path, origin, source, src, mode)
     local prev = byname[name]
     if prev then
       prev.shadows[#prev.shadows + 1] = origin
       if source == "built-in" then prev.overrides = "built-in" end
       return
     end
-    local plugin = load_plugin(kind, path, src, extra, budget)
+    local plugin = load_plugin(kind, path, src, extra, budget, mode)
     if plugin.name ~= name then
       fail("%s: %s plugin is named %q but its file is %s.lua (they must match)",
            path, kind, plugin.name, name)
@@ -190,7 +192,7 @@ local function load_all(kind, opts)
   end
   if opts.builtins ~= false then
     for _, b in ipairs(builtins(kind, opts)) do
-      add(b.name, b.path, b.origin, "built-in", b.src)
+      add(b.name, b.path, b.origin, "built-in", b.src, b.mode)
     end
   end
   table.sort(list, function(a, b) return a.name < b.name end)

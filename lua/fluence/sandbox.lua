@@ -32,43 +32,16 @@ local raw_pcall, raw_xpcall, raw_error = pcall, xpcall, error
 local raw_getmetatable, raw_setmetatable, raw_rawset = getmetatable, setmetatable, rawset
 local dgetmetatable = debug.getmetatable
 
--- Read-only views.  `views` maps a view to its table; `cache` gives one view
--- per table so identity (==) survives wrapping.  Both weak.
-local views = setmetatable({}, { __mode = "k" })
-local cache = setmetatable({}, { __mode = "kv" })
-
-local function readonly(t)
-  if type(t) ~= "table" or views[t] then return t end
-  local v = cache[t]
-  if v then return v end
-  v = raw_setmetatable({}, {
-    __index = function(_, k) return readonly(t[k]) end,
-    __newindex = function(_, k)
-      raw_error(("attempt to modify a read-only table (field %q)"):format(tostring(k)), 2)
-    end,
-    __len = function() return #t end,
-    __pairs = function()
-      local f, s, c = pairs(t)           -- honours t's own __pairs
-      return function(_, k)
-        local nk, nv = f(s, k)
-        return nk, readonly(nv)
-      end, v, c
-    end,
-    __metatable = false,
-  })
-  views[v] = t
-  cache[t] = v
-  return v
-end
+-- Read-only views (core/readonly.c): v[k] is t[k] with tables as their own
+-- views, writes are errors, #, pairs and ipairs work, the metatable is
+-- hidden, and one table always has the same view (identity survives
+-- wrapping).  In C with one shared metatable: a view is a single empty
+-- table, which keeps pipelines over thousands of backends fast.
+local ro = require("fluence.readonly").new()
+local readonly = ro.view
 sandbox.readonly = readonly
-
-function sandbox.unwrap(v)
-  return views[v] or v
-end
-
-function sandbox.is_readonly(v)
-  return views[v] ~= nil
-end
+sandbox.unwrap = ro.unwrap
+sandbox.is_readonly = ro.is_view
 
 -- Metatables of error objects the host makes (errors.lua, the pipeline's
 -- markers): call() passes those through; any other non-string error a plugin
@@ -169,7 +142,7 @@ function sandbox.env(extra)
     coroutine = make_coroutine(),
   }
   function env.rawset(t, k, v)
-    if views[t] then raw_error("attempt to modify a read-only table", 2) end
+    if sandbox.is_readonly(t) then raw_error("attempt to modify a read-only table", 2) end
     return raw_rawset(t, k, v)
   end
   function env.getmetatable(o)
@@ -177,7 +150,7 @@ function sandbox.env(extra)
     return raw_getmetatable(o)
   end
   function env.setmetatable(t, mt)
-    if views[t] then raw_error("cannot change a protected metatable", 2) end
+    if sandbox.is_readonly(t) then raw_error("cannot change a protected metatable", 2) end
     -- a finalizer would run plugin code at any time, outside any budget
     if type(mt) == "table" and rawget(mt, "__gc") ~= nil then
       raw_error("__gc metamethods are not allowed in plugins", 2)

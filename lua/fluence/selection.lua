@@ -9,6 +9,7 @@
 --      writes it without making it)
 --     how.policy_file: `fluence run POLICY.lua` (decides every Fluence object)
 --     how.explain:     also keep every backend and stage for explain
+--     how.objects_json: give every object its edited JSON (o.json), for apply
 local sys = require "fluence.sys"
 local errors = require "fluence.errors"
 local inputs = require "fluence.inputs"
@@ -47,7 +48,7 @@ local function offerings_source(args)
     local t0 = sys.monotonic()
     local ok, res = errors.try(function()
       local client = kubeclient.new{ kubeconfig = opts.kubeconfig, context = opts.context,
-                                     namespace = opts.namespace, timeout = tonumber(opts["request-timeout"]) }
+                                     namespace = opts.namespace, timeout = opts["request-timeout"] }
       return offerings.fetch(client, opts["fluence-ns"] or "kube-system")
     end)
     local err
@@ -128,6 +129,9 @@ end
 local function call_provider(e, ctx)
   local sandbox = require "fluence.sandbox"
   local ok, backends, notes = sandbox.call(e.plugin.candidates, sandbox.DEFAULT_BUDGET, ctx)
+  -- a structured error from the host's API (the cluster could not be read
+  -- with --require-offerings ...) keeps its meaning and exit code
+  if not ok and errors.is(backends) then error(backends, 0) end
   if not ok then
     local msg = tostring(backends)
     if msg:sub(1, #e.origin) ~= e.origin then msg = e.origin .. ": " .. msg end
@@ -231,59 +235,101 @@ local function compile(cache, reg, args, text, name, known)
   return pl
 end
 
--- Selects for one object; returns the record for output/explain.
-local function select_one(ctx, obj, where, how)
+-- What a selection depends on, beyond the run's options: objects with the
+-- same shape of request share one decision (providers, merge, pipeline,
+-- audit), so 10,000 identical Jobs cost one selection and 10,000 stamps.
+-- Providers therefore run once per distinct request shape (docs/plugins.md).
+local function request_key(req)
+  local parts = { req.policy or "", tostring(req.shots), table.concat(req.candidates or {}, ","),
+                  table.concat(req.constraints or {}, ","), req.backend_family or "",
+                  tostring(req.pods), tostring(req.pod.cpu), tostring(req.pod.memory), tostring(req.pod.gpu) }
+  local vt = {}
+  for k, v in pairs(req.pod.virtual or {}) do vt[#vt + 1] = k .. "=" .. tostring(v) end
+  table.sort(vt)
+  parts[#parts + 1] = table.concat(vt, ",")
+  return table.concat(parts, "\0")
+end
+
+-- The decision for one request: providers, merge, offerings, pipeline.
+-- Object-independent (messages are located by the caller).
+local function decide(ctx, req, how)
   local args, reg = ctx.args, ctx.reg
-  local req = request_mod.build(obj, where)
-  local rec = { object = obj, request = req, where = where, notes = {} }
-  local state = { results = {}, merged = {}, notes = rec.notes }
-  local providers, seen = static_providers(reg, args, req, rec.notes)
+  local d = { notes = {} }
+  local state = { results = {}, merged = {}, notes = d.notes }
+  local providers, seen = static_providers(reg, args, req, d.notes)
   gather(reg, args, req, providers, state)
   local pl = how.policy
   if not pl then
     local ok, e = errors.try(compile, ctx.cache, reg, args, req.policy, "select-policy",
                              known_attributes(reg, state.merged))
-    if not ok then errors.raise(e.kind or "INPUT", "%s: %s: %s", where, describe(obj), e.message) end
+    if not ok then d.compile_error = e return d end
     pl = e
   end
-  rec.pipeline = pl
+  d.pipeline = pl
   local needs = pl.attributes and pl:attributes() or {}
   gather(reg, args, req, live_providers(reg, needs, seen), state)
   local backends = state.merged
-  rec.all = backends
+  d.all = backends
   local offered, why = reg.offerings()
-  if why and not args.opts.offline then rec.notes[#rec.notes + 1] = why end
+  if why and not args.opts.offline then d.notes[#d.notes + 1] = why end
   local dropped = {}
-  local pool = narrow(backends, req, offered, dropped, rec.notes)
+  local pool = narrow(backends, req, offered, dropped, d.notes)
   if #pool == 0 then
-    rec.dropped, rec.result = dropped, { ok = false, stages = {}, dropped = {} }
-    local hint = #backends == 0 and " (no provider returned any: give --attributes FILE or --provider NAME)" or ""
-    rec.error = ("%s: %s: selection failed: no candidate backends after intersecting providers " ..
-                 "with scheduler offerings%s"):format(where, describe(obj), hint)
-    return rec
+    d.dropped, d.result = dropped, { ok = false, stages = {}, dropped = {} }
+    d.no_candidates = #backends == 0 and
+      " (no provider returned any: give --attributes FILE or --provider NAME)" or ""
+    return d
   end
   local result = pl:run(pool, req)
   for name, reason in pairs(result.dropped or {}) do
     if not dropped[name] then dropped[name] = reason end
   end
-  rec.result, rec.dropped = result, dropped
-  if not result.ok then
-    rec.error = failure(obj, where, result, pl)
-    -- a crashing or looping plugin is bad input, not "nothing fits"
-    rec.error_kind = result.plugin_error and "INPUT" or "SELECT"
-    return rec
+  d.result, d.dropped = result, dropped
+  if result.ok then d.chosen = result.chosen end
+  return d
+end
+
+-- Selects for one object; returns the record for output/explain.
+local function select_one(ctx, obj, where, how)
+  local req = request_mod.build(obj, where)
+  local key = request_key(req)
+  local d = ctx.memo[key]
+  if not d then
+    d = decide(ctx, req, how)
+    ctx.memo[key] = d
   end
-  rec.chosen = result.chosen
+  if d.compile_error then
+    local e = d.compile_error
+    errors.raise(e.kind or "INPUT", "%s: %s: %s", where, describe(obj), e.message)
+  end
+  local rec = { object = obj, request = req, where = where, decision = d, notes = d.notes,
+                pipeline = d.pipeline, all = d.all, result = d.result, dropped = d.dropped, chosen = d.chosen }
+  if d.no_candidates then
+    rec.error = ("%s: %s: selection failed: no candidate backends after intersecting providers " ..
+                 "with scheduler offerings%s"):format(where, describe(obj), d.no_candidates)
+  elseif not d.result.ok then
+    rec.error = failure(obj, where, d.result, d.pipeline)
+    -- a crashing or looping plugin is bad input, not "nothing fits"
+    rec.error_kind = d.result.plugin_error and "INPUT" or "SELECT"
+  end
   return rec
 end
 
 -- Writes the pin and the audit into the object (and its pod templates).
 local function stamp(stream, obj, rec)
-  local a = audit.build{ policy = rec.pipeline.text, chosen = rec.chosen, survivors = rec.result.survivors,
-                         dropped = rec.dropped, notes = rec.notes }
+  local d = rec.decision
   local used = audit.used(obj.annotations, { [PIN] = true, [RESULT] = true })
   local budget = audit.LIMIT - used - #PIN - #rec.chosen - #RESULT - 64
-  local ok, err = stream:set_annotations(obj.index, { [PIN] = rec.chosen, [RESULT] = audit.encode(a, budget) })
+  -- the audit of a shared decision is encoded once, and again only for an
+  -- object whose other annotations leave it less room
+  local text = d.audit_text
+  if not text or #text > budget then
+    local a = audit.build{ policy = rec.pipeline.text, chosen = rec.chosen, survivors = rec.result.survivors,
+                           dropped = rec.dropped, notes = rec.notes }
+    text = audit.encode(a, budget)
+    if not d.audit_text then d.audit_text = text end
+  end
+  local ok, err = stream:set_annotations(obj.index, { [PIN] = rec.chosen, [RESULT] = text })
   if not ok then errors.raise("INPUT", "%s", err) end
 end
 
@@ -312,7 +358,7 @@ function selection.run(args, how)
     streams[i] = { stream = s, name = f.name, objects = s:objects() }
   end
 
-  local ctx = { args = args, cache = {} }
+  local ctx = { args = args, cache = {}, memo = {} }
   local records, stderr, objects = {}, {}, {}
   for _, st in ipairs(streams) do
     for _, obj in ipairs(st.objects) do
@@ -344,7 +390,10 @@ function selection.run(args, how)
   -- asked for as one string (res.output): never a second copy needlessly
   local rendered = {}
   for i, st in ipairs(streams) do rendered[i] = st.stream end
-  for _, o in ipairs(objects) do o.json = o.stream:object_json(o.index) end
+  -- each object as JSON only for those who need it (apply, -o json)
+  if how.objects_json or args.opts.output == "json" then
+    for _, o in ipairs(objects) do o.json = o.stream:object_json(o.index) end
+  end
   local res = { streams = streams, objects = objects, records = records, stderr = table.concat(stderr),
                 write_output = function(_, fd) return inputs.write(fd, rendered) end }
   return setmetatable(res, { __index = function(t, k)
