@@ -218,9 +218,8 @@ spec:
     assert.matches("could not read the fluence%-resources ConfigMap", r.err)
     r = cli.run{ "select", "-f", job, "--attributes", attrs, "--kubeconfig", path, "--fluence-ns", "kube-public",
                  "--require-offerings" }
-    -- 4 is meant (a cluster error); the selection engine currently raises it
-    -- from inside the configmap provider's sandbox, which reports exit 3
-    assert.is_true(r.code == 4 or r.code == 3, r.err)
+    -- a cluster error, even raised while the configmap provider runs
+    assert.are.equal(4, r.code, r.err)
     assert.matches("could not read the fluence%-resources ConfigMap", r.err)
     assert.are.equal("", r.out)
   end)
