@@ -115,10 +115,14 @@ struct mstore {                     /* growable arrays owned by the stream */
 
 void me_sites_for(lua_State *L, struct mparse *p, struct mstore *s, int obj, size_t map,
                   int crlf, uint32_t step);
-struct mkv { const char *k, *v; size_t kl, vl; };
+struct mkv {
+    const char *k, *v; size_t kl, vl;
+    const char *ev; size_t evl;     /* v already written as a scalar (or NULL) */
+};
 /* Appends the text inserted at st for the new entries kv[0..n) (sorted). */
 void me_site_text(lua_State *L, struct strbuf *b, const struct msite *st, const struct mkv *kv, size_t n);
 int me_scalar(lua_State *L, struct strbuf *b, const char *s, size_t len, int quote);
+int me_valid_utf8(const char *s, size_t len);
 void *me_grow(lua_State *L, void *p, size_t *cap, size_t need, size_t size);
 
 #endif

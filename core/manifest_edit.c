@@ -24,6 +24,7 @@
  * double-quoted scalars with JSON escapes (also for the characters YAML 1.1
  * reads as line breaks: U+0085, U+2028, U+2029), which YAML reads back exactly.
  * In JSON documents every key and value is a JSON string. */
+#include <stdint.h>
 #include <string.h>
 #include <lauxlib.h>
 #include "manifest.h"
@@ -48,14 +49,19 @@ static int plain_safe(const char *s, size_t len)
     return mt_plain_is_string(s, len);
 }
 
-/* Appends s as a YAML/JSON scalar.  Returns 0 when s is not valid UTF-8.
- * Bytes that need no escape are copied in runs (audits are kilobytes). */
-int me_scalar(lua_State *L, struct strbuf *b, const char *s, size_t len, int quote)
+#define HIGHS 0x8080808080808080ull
+
+/* Is s valid UTF-8 (no overlong forms, surrogates or code points past
+ * U+10FFFF)?  ASCII goes 8 bytes at a time. */
+int me_valid_utf8(const char *s, size_t len)
 {
-    static const char hex[] = "0123456789abcdef";
     const unsigned char *u = (const unsigned char *)s;
-    /* validate UTF-8 first: nothing is written for a bad value */
     for (size_t i = 0; i < len;) {
+        if (len - i >= 8) {
+            uint64_t w;
+            memcpy(&w, u + i, 8);
+            if (!(w & HIGHS)) { i += 8; continue; }
+        }
         unsigned c = u[i];
         if (c < 0x80) { i++; continue; }
         size_t w = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
@@ -70,6 +76,17 @@ int me_scalar(lua_State *L, struct strbuf *b, const char *s, size_t len, int quo
             return 0;
         i += w;
     }
+    return 1;
+}
+
+/* Appends s as a YAML/JSON scalar.  Returns 0 when s is not valid UTF-8.
+ * Bytes that need no escape are copied in runs (audits are kilobytes). */
+int me_scalar(lua_State *L, struct strbuf *b, const char *s, size_t len, int quote)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *u = (const unsigned char *)s;
+    /* validate UTF-8 first: nothing is written for a bad value */
+    if (!me_valid_utf8(s, len)) return 0;
     if (!quote && plain_safe(s, len)) { strbuf_add(L, b, s, len); return 1; }
     strbuf_addc(L, b, '"');
     size_t run = 0;                     /* start of the bytes copied as they are */
@@ -304,7 +321,8 @@ static void entry(lua_State *L, struct strbuf *b, const struct msite *st, const 
 {
     me_scalar(L, b, kv->k, kv->kl, st->json);
     strbuf_adds(L, b, st->compact ? ":" : ": ");
-    me_scalar(L, b, kv->v, kv->vl, st->json);
+    if (kv->ev) strbuf_add(L, b, kv->ev, kv->evl);
+    else me_scalar(L, b, kv->v, kv->vl, st->json);
 }
 
 /* block lines: wrappers then entries, each on its own line at its column */

@@ -47,7 +47,33 @@ describe("fluence.inputs.read", function()
   it("reads files in the order given", function()
     local got = inputs.read({ dir .. "/b.yaml", dir .. "/a.yml" })
     assert.are.same({ "b.yaml", "a.yml" }, names(got))
-    assert.are.equal("kind: B\n", got[1].text)
+    assert.are.equal("kind: B\n", tostring(got[1].text))
+    assert.are.equal(8, #got[1].text)
+  end)
+
+  it("reads texts manifest.parse takes, out of the Lua heap, and join accepts", function()
+    local got = inputs.read({ dir .. "/b.yaml", dir .. "/c.json" })
+    assert.are.equal("userdata", type(got[1].text))
+    local s = assert(manifest.parse(got[1].text, "b.yaml"))
+    assert.are.equal("B", s:objects()[1].kind)
+    assert.are.equal("kind: B\n", s:render())
+    assert.are.equal('kind: B\n---\n{"kind": "C"}', inputs.join(got))
+  end)
+
+  it("reads a big file (huge-page memory) and an empty one", function()
+    local line = "# " .. ("x"):rep(97) .. "\n"
+    local big = "kind: Big\n" .. line:rep(60000)          -- 6 MB: above the mapping threshold
+    write(dir .. "/big.yaml", big)
+    write(dir .. "/empty.yaml", "")
+    local got = inputs.read({ dir .. "/big.yaml", dir .. "/empty.yaml" })
+    assert.are.equal(#big, #got[1].text)
+    assert.is_true(tostring(got[1].text) == big)
+    local s = assert(manifest.parse(got[1].text, "big.yaml"))
+    assert(s:set_annotations(1, { a = "b" }))
+    assert.are.equal("kind: Big\nmetadata:\n  annotations:\n    a: b\n" .. line:rep(60000), s:render())
+    assert.are.equal(0, #got[2].text)
+    assert.are.equal("", tostring(got[2].text))
+    assert.are.equal(0, #assert(manifest.parse(got[2].text, "empty.yaml")):objects())
   end)
 
   it("reads a directory's manifests sorted, skipping subdirectories without -R", function()
@@ -78,11 +104,12 @@ describe("fluence.inputs.read", function()
     assert.matches("secret.yaml", input_error(inputs.read, { dir .. "/secret.yaml" }), 1, true)
   end)
 
-  local function run_lua(code, stdin)
+  local function run_lua(code, stdin, stdin_file)
     local root = os.getenv("PWD")
-    local cmd = ("printf %%s %s | lua5.4 -e %s 2>&1"):format(q(stdin),
+    local feed = stdin_file and ("cat %s"):format(q(stdin_file)) or ("printf %%s %s"):format(q(stdin))
+    local cmd = ("%s | lua5.4 -e %s 2>&1"):format(feed,
       q(("package.cpath=%q..package.cpath; package.path=%q..package.path; "):format(
-        root .. "/build/lib/?.so;", root .. "/lua/?.lua;") .. code))
+        (os.getenv("FLUENCE_CPATH") or (root .. "/build/lib")) .. "/?.so;", root .. "/lua/?.lua;") .. code))
     local p = io.popen(cmd)
     local out = p:read("a")
     p:close()
@@ -91,7 +118,13 @@ describe("fluence.inputs.read", function()
 
   it("reads stdin for -, once", function()
     assert.are.equal("-|kind: S\n", run_lua(
-      'local r = require("fluence.inputs").read({"-"}); io.write(r[1].name, "|", r[1].text)', "kind: S\n"))
+      'local r = require("fluence.inputs").read({"-"}); io.write(r[1].name, "|", tostring(r[1].text))', "kind: S\n"))
+    local big = ("k" .. ("v"):rep(99) .. ": 1\n"):rep(60000)   -- 6 MB through a pipe: the buffer grows
+    local p = io.open(dir .. "/big-stdin", "wb")
+    p:write(big)
+    p:close()
+    assert.are.equal(tostring(#big), run_lua(
+      'io.write(#require("fluence.inputs").read({"-"})[1].text)', "", dir .. "/big-stdin"))
     assert.matches("standard input can be read only once", run_lua(
       'local e = require("fluence.errors"); local ok, err = e.try(require("fluence.inputs").read, {"-", "-"}); io.write(err.message)',
       "kind: S\n"), 1, true)
