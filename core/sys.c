@@ -34,36 +34,68 @@ static int push_errno(lua_State *L, const char *path, int err)
     return 2;
 }
 
-/* Reads a whole file (or stdin for "-") into a buffer.  Returns 0 or errno. */
-static int slurp(int fd, luaL_Buffer *b)
+/* Inputs larger than this are refused rather than read: a hostile or
+ * mistaken 1 GB manifest must fail fast with a clear message, not exhaust
+ * memory.  FLUENCE_MAX_INPUT (bytes) changes it. */
+#define DEFAULT_MAX_INPUT (512L * 1024 * 1024)
+
+static size_t max_input(void)
 {
+    const char *v = getenv("FLUENCE_MAX_INPUT");
+    long long n = v && *v ? strtoll(v, NULL, 10) : 0;
+    return n > 0 ? (size_t)n : (size_t)DEFAULT_MAX_INPUT;
+}
+
+/* Reads a whole file (or stdin) into a buffer, at most max bytes.  Returns 0,
+ * errno, or EFBIG when there is more. */
+static int slurp(int fd, luaL_Buffer *b, size_t max)
+{
+    size_t total = 0;
     for (;;) {
         char *p = luaL_prepbuffsize(b, 65536);
         ssize_t n = read(fd, p, 65536);
         if (n < 0) { if (errno == EINTR) continue; return errno; }
         if (n == 0) return 0;
+        total += (size_t)n;
+        if (total > max) return EFBIG;
         luaL_addsize(b, (size_t)n);
     }
 }
 
+static int push_too_big(lua_State *L, const char *path, size_t max)
+{
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s: larger than %d MiB (FLUENCE_MAX_INPUT sets the limit in bytes)",
+                    path, (int)(max / (1024 * 1024)));
+    return 2;
+}
+
 /* read_file(path) -> data | nil, "path: reason".  "-" reads stdin.  A
- * directory is an error here, not an empty string. */
+ * directory is an error here, not an empty string; so is an input over the
+ * size limit. */
 static int sys_read_file(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
+    size_t max = max_input();
     int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return push_errno(L, path, errno);
     struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-        if (fd) close(fd);
-        lua_pushnil(L);
-        lua_pushfstring(L, "%s: is a directory", path);
-        return 2;
+    if (fstat(fd, &st) == 0) {
+        if (S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && (size_t)st.st_size > max)) {
+            if (fd) close(fd);
+            if (S_ISDIR(st.st_mode)) {
+                lua_pushnil(L);
+                lua_pushfstring(L, "%s: is a directory", path);
+                return 2;
+            }
+            return push_too_big(L, strcmp(path, "-") == 0 ? "<stdin>" : path, max);
+        }
     }
     luaL_Buffer b;
     luaL_buffinit(L, &b);
-    int err = slurp(fd, &b);
+    int err = slurp(fd, &b, max);
     if (fd) close(fd);
+    if (err == EFBIG) return push_too_big(L, strcmp(path, "-") == 0 ? "<stdin>" : path, max);
     if (err) return push_errno(L, path, err);
     luaL_pushresult(&b);
     return 1;

@@ -130,3 +130,15 @@ describe("grammar", function()
     assert.are.same({ 2, 2 }, { grammar.linecol("ab\ncd", 5) })
   end)
 end)
+
+describe("numbers out of range", function()
+  local grammar = require "fluence.grammar"
+  it("are not numbers (1e999999 is not infinity)", function()
+    local t = assert(grammar.parse("require:memory_gb>=1e999999"))
+    local v = t.stages[1].args.items[1].values[1]
+    assert.is_nil(v.number)
+    local ok, err = grammar.parse("min-cost~1e999")
+    assert.is_nil(ok)
+    assert.matches("out of range", err.msg)
+  end)
+end)

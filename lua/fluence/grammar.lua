@@ -81,7 +81,9 @@ local function mkvalue(pos, text, isq)
     v.value = unquote(text)
   else
     v.value = text
-    if lpeg.match(number * -1, text) then v.number = tonumber(text) end
+    -- a number must be finite: 1e999999 is a bad number, not infinity
+    local n = lpeg.match(number * -1, text) and tonumber(text)
+    if n and n == n and math.abs(n) ~= math.huge then v.number = n end
   end
   return v
 end
@@ -134,6 +136,7 @@ local tolerance = Cp() * P "~" * ws * (Cp() * C(number) * C(P "%" ^ -1) + fail(f
   return ("bad tolerance %s (expected a number like 0.05 or 5%%)"):format(show(s, i))
 end)) / function(_, pos, num, pct)
   local v = tonumber(num)
+  if v ~= v or math.abs(v) == math.huge then throw(pos, ("tolerance %s is out of range"):format(num)) end
   if pct == "%" then v = v / 100 end
   return { value = v, relative = pct == "%", text = num .. pct, pos = pos }
 end

@@ -134,7 +134,8 @@ local function call_provider(e, ctx)
   if not ok and errors.is(backends) then error(backends, 0) end
   if not ok then
     local msg = tostring(backends)
-    if msg:sub(1, #e.origin) ~= e.origin then msg = e.origin .. ": " .. msg end
+    -- name the plugin file unless the message already points somewhere
+    if not msg:match("^[^\n]-:%d+:") then msg = e.origin .. ": " .. msg end
     errors.raise("INPUT", "provider %q: %s", e.name, msg)
   end
   if notes ~= nil and type(notes) ~= "table" then

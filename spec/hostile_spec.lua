@@ -1,0 +1,183 @@
+-- Hostile input: whatever fluence is given, it exits non-zero with one clear,
+-- located message, writes nothing on stdout, does not crash, and stays within
+-- bounded time and memory (every run here is under ulimit -v 2 GiB, -t 60 s).
+local cli = require "support.cli"
+
+local EX = cli.root .. "/examples"
+local ATTRS = EX .. "/quickstart/attributes.yaml"
+
+-- Runs fluence under resource limits; returns {out, err, code, secs}.
+local function run(args)
+  local argv = { "-c", 'ulimit -v 2097152; ulimit -t 60; exec "$0" "$@"', args.bin or cli.bin }
+  for _, a in ipairs(args) do argv[#argv + 1] = a end
+  argv.bin, argv.stdin, argv.env = "sh", args.stdin, args.env or {}
+  argv.env.HOME = argv.env.HOME or "/nonexistent"
+  argv.env.KUBECONFIG = false
+  local t0 = os.time()
+  local r = cli.run(argv)
+  r.secs = os.time() - t0
+  return r
+end
+
+-- The common promise: failure, one message, nothing on stdout, no crash.
+local function refused(r, code, pattern)
+  assert.are.equal("", r.out)
+  assert.are.equal(code, r.code, r.err)
+  assert.matches("^fluence: ", r.err)
+  if pattern then assert.matches(pattern, r.err) end
+  assert.is_nil(r.err:find("stack traceback", 1, true))
+  assert.is_true(r.secs < 60)
+end
+
+local POD = [[
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  annotations:
+    fluence.flux-framework.org/select-policy: "%s"
+spec:
+  schedulerName: fluence
+  containers: [{name: c, image: x}]
+]]
+
+describe("hostile input", function()
+  local dir
+  before_each(function() dir = cli.tmpdir() end)
+  after_each(cli.cleanup)
+
+  local function file(name, text) return cli.write(dir .. "/" .. name, text) end
+  local function select(manifest, ...)
+    return run{ "select", "-f", manifest, "--attributes", ATTRS, "--offline", ... }
+  end
+
+  it("malformed YAML", function()
+    refused(select(file("m.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: [x\n")), 3, "m%.yaml:%d+:%d+: ")
+  end)
+
+  it("malformed JSON", function()
+    refused(select(file("m.json", '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x",}')), 3,
+            "m%.json:%d+:%d+: ")
+  end)
+
+  it("wrong types in a Fluence object", function()
+    -- a policy that is not a string
+    refused(select(file("t1.yaml", (POD:gsub('"%%s"', "5")))), 3, "t1%.yaml:%d+:%d+: ")
+    -- a pod template whose annotations are not a mapping
+    refused(select(file("t2.yaml", [[
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: j
+  annotations: {fluence.flux-framework.org/select-policy: min-cost}
+spec:
+  template:
+    metadata:
+      annotations: [not, a, mapping]
+    spec:
+      schedulerName: fluence
+      containers: [{name: c, image: x}]
+]])), 3, "t2%.yaml:%d+:%d+: ")
+    -- requests that are not quantities, shots that are not counts
+    refused(select(file("t3.yaml", (POD:format("min-cost"):gsub("image: x", "image: x, resources: {requests: {cpu: lots}}")))),
+            3, "not a Kubernetes quantity")
+    refused(select(file("t4.yaml", (POD:format("min-cost"):gsub("spec:",
+      '    fluence.flux-framework.org/select-shots: "many"\nspec:', 1)))), 3, "select%-shots")
+  end)
+
+  it("huge numbers, NaN and infinities in attribute files", function()
+    local m = file("m.yaml", POD:format("min-cost"))
+    for i, v in ipairs{ "1e400", ".nan", "-.inf", ".inf" } do
+      local a = file("a" .. i .. ".yaml", "backends:\n- name: x\n  attributes: {cost_usd: " .. v .. "}\n")
+      refused(run{ "select", "-f", m, "--attributes", a, "--offline" }, 3, "a" .. i .. "%.yaml:3:%d+: .*finite")
+    end
+    refused(select(file("s.yaml", (POD:format("min-cost"):gsub("spec:",
+      '    fluence.flux-framework.org/select-shots: "1e400"\nspec:', 1)))), 3, "select%-shots")
+  end)
+
+  it("huge and malformed numbers in policies", function()
+    refused(select(file("p1.yaml", POD:format("require:memory_gb>=1e999999"))), 3, "select%-policy:1:%d+:")
+    refused(select(file("p2.yaml", POD:format("require:memory_gb>=12abc"))), 3, "select%-policy:1:%d+:")
+  end)
+
+  it("duplicate keys", function()
+    refused(select(file("d.yaml", "apiVersion: v1\nkind: Pod\nkind: Job\nmetadata: {name: x}\n")), 3,
+            "d%.yaml:3:1: .*duplicate")
+  end)
+
+  it("invalid UTF-8", function()
+    refused(select(file("u.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: \"\xff\xfe\"}\n")), 3, "u%.yaml:")
+  end)
+
+  it("deep nesting", function()
+    refused(select(file("n.yaml", "a: " .. ("["):rep(100000))), 3, "n%.yaml:1:%d+: ")
+    refused(select(file("n.json", ("["):rep(100000))), 3, "n%.json:1:%d+: ")
+  end)
+
+  it("a line of a gigabyte", function()
+    -- streamed through stdin, so nothing that size is written to disk
+    local t0 = os.time()
+    local r = cli.run{ bin = "sh", "-c", "ulimit -v 2097152; ulimit -t 60; head -c 1073741824 /dev/zero | tr '\\000' a | " ..
+                       'exec "$0" select -f - --offline', cli.bin, env = { HOME = "/nonexistent" } }
+    r.secs = os.time() - t0
+    refused(r, 3, "larger than")
+  end)
+
+  it("billion laughs", function()
+    local lines = { 'apiVersion: v1', 'kind: Pod', 'metadata:', '  name: lol', '  labels:',
+                    '    a: &a ["x","x","x","x","x","x","x","x","x","x"]' }
+    local prev = "a"
+    for i = 1, 9 do
+      local n = string.char(97 + i)
+      lines[#lines + 1] = ("    %s: &%s [%s]"):format(n, n, ("*" .. prev .. ","):rep(9) .. "*" .. prev)
+      prev = n
+    end
+    refused(select(file("lol.yaml", table.concat(lines, "\n") .. "\n")), 3, "lol%.yaml:%d+:%d+: ")
+  end)
+
+  it("a provider that loops forever, and one that returns garbage", function()
+    os.execute("mkdir -p " .. cli.quote(dir .. "/providers"))
+    cli.write(dir .. "/providers/spin.lua", "return { name = 'spin', description = 'loops',\n" ..
+      "  candidates = function() while true do end end }\n")
+    cli.write(dir .. "/providers/junk.lua", "return { name = 'junk', description = 'garbage',\n" ..
+      "  candidates = function() return { 1, 'two', { name = {} } } end }\n")
+    local m = file("m.yaml", POD:format("min-cost"))
+    refused(run{ "select", "-f", m, "--provider-dir", dir .. "/providers", "--provider", "spin", "--offline" },
+            3, "spin%.lua:2: instruction budget")
+    refused(run{ "select", "-f", m, "--provider-dir", dir .. "/providers", "--provider", "junk", "--offline" },
+            3, 'provider "junk"')
+  end)
+
+  it("an attribute file that is a directory", function()
+    refused(run{ "select", "-f", file("m.yaml", POD:format("min-cost")), "--attributes", dir, "--offline" },
+            3, "is a directory")
+  end)
+end)
+
+describe("hostile clusters", function()
+  local H = require "fixtures.kube.harness"
+  local s, kubeconfig
+  setup(function()
+    s = H.start{ "--huge-configmap", tostring(80 * 1024 * 1024) }
+    kubeconfig = H.kubeconfig(s, { user = { token = H.TOKENS.admin } })
+  end)
+  teardown(function() if s then s:stop() end cli.cleanup() end)
+
+  local function job()
+    return cli.write(s.dir .. "/job.yaml", POD:format("min-cost"))
+  end
+
+  it("a ConfigMap with a huge body", function()
+    refused(run{ "select", "-f", job(), "--attributes", ATTRS, "--kubeconfig", kubeconfig,
+                 "--require-offerings", env = { HOME = s.dir } }, 4, "fluence%-resources")
+  end)
+
+  it("an API server that never answers", function()
+    local slow = H.kubeconfig(s, { user = { token = H.TOKENS.admin }, cluster = { server = s.url .. "/_slow" } },
+                              { dir = s.dir, name = "slow.yaml" })
+    local r = run{ "select", "-f", job(), "--attributes", ATTRS, "--kubeconfig", slow,
+                   "--request-timeout", "1", "--require-offerings", env = { HOME = s.dir } }
+    refused(r, 4, "fluence%-resources")
+    assert.is_true(r.secs <= 10, "took " .. r.secs .. " s")
+  end)
+end)
