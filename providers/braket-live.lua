@@ -29,6 +29,7 @@ local M = {
 M.TASK_FEE = 0.30              -- USD per QPU task, on top of the per-shot price
 M.UNREADABLE_QUEUE = 2147483647 -- the Go client's "very large number" (MaxInt32)
 M.SIMULATOR_MINUTES = 0.05     -- the Go client's per-minute rule: cost_usd = 0.05 * price
+M.LIVE = { status = true, queue_size = true, priority_queue_size = true, jobs_queue_size = true }
 
 local RETRYABLE = {
   ThrottlingException = true, TooManyRequestsException = true, RequestLimitExceeded = true,
@@ -152,8 +153,9 @@ function M.candidates(ctx)
   local api = ctx.api
   local json = api.json
   local shots = (ctx.request and tonumber(ctx.request.shots)) or 1000
-  local notes, out, byarn, order = {}, {}, {}, {}
+  local notes, out, byarn, order, known = {}, {}, {}, {}, {}
   for _, b in ipairs(ctx.backends or {}) do
+    known[b.name] = b.attrs
     local arn = b.attrs and b.attrs.device_arn
     if type(arn) == "string" and arn ~= "" then
       if not byarn[arn] then
@@ -173,8 +175,15 @@ function M.candidates(ctx)
   local function finish()
     for _, arn in ipairs(order) do
       for _, name in ipairs(byarn[arn]) do
-        local a = {}
-        for k, v in pairs(results[arn]) do a[k] = v end
+        -- Live state (status, queues) always wins.  What Braket publishes
+        -- about the device (prices, cost_usd, qubits, type) only fills in
+        -- what earlier providers (the user's attribute file) left out, so a
+        -- user switching from the Go client, whose live provider gave only
+        -- status and queue depth, gets the same choice.
+        local a, have = {}, known[name] or {}
+        for k, v in pairs(results[arn]) do
+          if M.LIVE[k] or have[k] == nil then a[k] = v end
+        end
         out[#out + 1] = { name = name, attrs = a }
       end
     end

@@ -121,6 +121,15 @@ describe("braket-live provider", function()
   end)
   before_each(function() control{} end)
 
+  it("fills in published prices and qubits but never overrides the attribute file's (Go parity)", function()
+    local list = { { name = "ionq_forte", attrs = { device_arn = FIX.ionq_forte, cost_usd = 7, qubits = 99 } } }
+    local by = run(list)
+    assert.is_nil(by.ionq_forte.cost_usd)         -- the file's 7 stands after merging
+    assert.is_nil(by.ionq_forte.qubits)
+    assert.is_string(by.ionq_forte.status)        -- live state always comes through
+    assert.is_number(by.ionq_forte.queue_size)
+  end)
+
   it("declares itself", function()
     assert.are.equal("braket-live", provider.name)
     assert.are.equal("braket", provider.family)
