@@ -6,7 +6,9 @@
 --   cost_usd = 0.05 * cost_per_minute                  (only when cost_usd is
 --                                                       still unknown)
 --
--- and a top-level `qubits` overrides attributes.qubits.  The recorded Go
+-- and a top-level `qubits` overrides attributes.qubits.  A `graph:` entry
+-- (a JGF file, relative to the attribute file) is the backend's resource
+-- graph for the fits policy.  The recorded Go
 -- selections (shared/conformance/go-client) agree with this in all 60 cases.
 -- Later files override earlier ones for the same backend name.
 local M = {
@@ -14,7 +16,7 @@ local M = {
   description = "backends and attributes from --attributes files (the Go client's format)",
 }
 
-local STRING_FIELDS = { "provider", "region", "device_arn" }
+local STRING_FIELDS = { "provider", "region", "device_arn", "graph" }
 local NUMBER_FIELDS = { "cost_per_task", "cost_per_shot", "cost_per_minute", "qubits" }
 
 local parsed = {}        -- path -> list of raw backends, parsed once per run
@@ -68,6 +70,11 @@ local function parse(api, path)
                sec == "attributes" and "a finite number" or "a string"))
         end
       end
+    end
+    -- graph: the backend's resource graph (JGF) for the fits policy, a path
+    -- relative to the attribute file
+    if b.graph and not b.graph:match("^/") then
+      b.graph = (path:match("^(.*)/[^/]*$") or ".") .. "/" .. b.graph
     end
     out[#out + 1] = b
   end

@@ -3,6 +3,7 @@
 --
 --   offerings.parse(text, name) -> {backends = {{name =, type =, attrs = {...}}, ...},
 --                                   resources = <normalised forest>,
+--                                   doc = <the decoded resources.yaml> (fluence format),
 --                                   format = "fluence" | "list"} | nil, located error
 --   offerings.fetch(client, ns) -> parsed        (raises a structured error:
 --                                   CLUSTER when it cannot be read, INPUT when malformed)
@@ -177,7 +178,8 @@ function M.parse(text, name)
     for i, node in ipairs(resources) do
       forest[i] = walk(node, ("resources[%d]"):format(i - 1), {}, true)
     end
-    return { backends = backends, resources = forest, format = "fluence" }
+    -- doc: the decoded resources.yaml, for match.graph_from_resources (fits)
+    return { backends = backends, resources = forest, format = "fluence", doc = doc }
   end
 
   local ok, res = pcall(run)

@@ -251,6 +251,46 @@ local function request_key(req)
   return table.concat(parts, "\0")
 end
 
+-- The resource graphs the `fits` policy matches against (request.graphs):
+-- every backend's `graph` attribute (a JGF file, e.g. from an attribute
+-- file), else the cluster's offerings grafted onto --graph's cluster graph,
+-- else --graph alone.  Loaded once per run, only for pipelines that fit.
+local function uses_fits(pl)
+  for _, st in ipairs(pl.stages or {}) do
+    if st.head == "fits" then return true end
+  end
+  return false
+end
+
+local function graphs_for(ctx, backends, offered)
+  local match = require "fluence.match"
+  ctx.graph_files = ctx.graph_files or {}
+  local function load(path)
+    if ctx.graph_files[path] == nil then
+      local g, err = match.load_jgf_file(path)
+      if not g then errors.raise("INPUT", "%s", err) end
+      ctx.graph_files[path] = g
+    end
+    return ctx.graph_files[path]
+  end
+  local graphs = {}
+  local cluster = ctx.args.opts.graph and ctx.args.opts.graph[1] and load(ctx.args.opts.graph[1])
+  if offered and offered.doc then
+    if not ctx.offered_graph then
+      local g, err = match.graph_from_resources(offered.doc, cluster)
+      if not g then errors.raise("INPUT", "fluence-resources: %s", tostring(err)) end
+      ctx.offered_graph = g
+    end
+    graphs["*"] = ctx.offered_graph
+  elseif cluster then
+    graphs["*"] = cluster
+  end
+  for _, b in ipairs(backends) do
+    if type(b.attrs.graph) == "string" then graphs[b.name] = load(b.attrs.graph) end
+  end
+  return graphs
+end
+
 -- The decision for one request: providers, merge, offerings, pipeline.
 -- Object-independent (messages are located by the caller).
 local function decide(ctx, req, how)
@@ -280,6 +320,9 @@ local function decide(ctx, req, how)
     d.no_candidates = #backends == 0 and
       " (no provider returned any: give --attributes FILE or --provider NAME)" or ""
     return d
+  end
+  if uses_fits(pl) then
+    req = setmetatable({ graphs = graphs_for(ctx, pool, offered) }, { __index = req })
   end
   local result = pl:run(pool, req)
   for name, reason in pairs(result.dropped or {}) do
