@@ -371,6 +371,20 @@ static int add_template(lua_State *L, struct walk *w, size_t node, int has_rep, 
     return fluence;
 }
 
+/* Could mapping m have a "parallelism" or "replicas" key (or a merge key
+ * bringing one)?  One cheap pass before two full lookups. */
+static int may_have_rep(const struct mtree *t, const struct mnode *m)
+{
+    for (size_t k = m->first; k; k = t->nodes[t->nodes[k].next].next) {
+        const struct mnode *kn = mt_resolve(t, k, NULL);
+        if ((kn->len == 11 || kn->len == 8 || kn->len == 2) && kn->type == MN_SCALAR) {
+            const char *s = t->arena + kn->val;
+            if (s[0] == 'p' || s[0] == 'r' || s[0] == '<') return 1;
+        }
+    }
+    return 0;
+}
+
 static void walk(lua_State *L, struct walk *w, size_t i, int has_rep, lua_Integer rep, int depth)
 {
     const struct mtree *t = &w->p->tree;
@@ -378,7 +392,8 @@ static void walk(lua_State *L, struct walk *w, size_t i, int has_rep, lua_Intege
     if (depth > 300) return;
     if (n->type == MN_MAP) {
         lua_Integer v;
-        if (get_int(t, mt_get(t, i, "parallelism", NULL), &v) || get_int(t, mt_get(t, i, "replicas", NULL), &v)) {
+        if (may_have_rep(t, n) &&
+            (get_int(t, mt_get(t, i, "parallelism", NULL), &v) || get_int(t, mt_get(t, i, "replicas", NULL), &v))) {
             has_rep = 1;
             rep = v;
         }
@@ -401,9 +416,12 @@ static void walk(lua_State *L, struct walk *w, size_t i, int has_rep, lua_Intege
         size_t idx = 0;
         for (size_t c = n->first; c; c = t->nodes[c].next, idx++) {
             size_t save = w->path->len;
-            char buf[32];
-            snprintf(buf, sizeof buf, "[%zu]", idx);
-            strbuf_adds(L, w->path, buf);
+            char buf[32], *q = buf + sizeof buf;
+            *--q = ']';
+            size_t x = idx;
+            do { *--q = (char)('0' + x % 10); x /= 10; } while (x);
+            *--q = '[';
+            strbuf_add(L, w->path, q, (size_t)(buf + sizeof buf - q));
             walk(L, w, c, has_rep, rep, depth + 1);
             w->path->len = save;
         }
@@ -433,8 +451,8 @@ static uint32_t guess_step(const struct mtree *t, size_t root)
 
 /* Adds object `node` of the current document: its Lua description (appended
  * to the objects table at index objs) and its annotation sites. */
-static void add_object(lua_State *L, struct mstream *s, struct mparse *p, size_t docidx, size_t node,
-                       int objs, int crlf)
+static void add_object(lua_State *L, struct mstream *s, struct mparse *p, struct walk *w, size_t docidx,
+                       size_t node, int objs, int crlf)
 {
     const struct mtree *t = &p->tree;
     const struct mnode *n = &t->nodes[node];
@@ -483,19 +501,14 @@ static void add_object(lua_State *L, struct mstream *s, struct mparse *p, size_t
     /* pod templates: the object itself when it has spec.containers, then every
      * `template:` mapping with spec.containers, at any depth */
     lua_newtable(L);
-    struct walk *w = lua_newuserdatauv(L, sizeof *w, 0);
-    memset(w, 0, sizeof *w);
-    lua_newtable(L);
-    lua_pushcfunction(L, tnodes_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_setmetatable(L, -2);
     w->p = p;
-    w->templates = lua_gettop(L) - 1;
-    w->path = strbuf_push(L);
+    w->templates = lua_gettop(L);
+    w->count = 0;
+    w->ntn = 0;
+    w->path->len = 0;
     if (is_pod_template(t, node)) fluence |= add_template(L, w, node, 0, 0);
     walk(L, w, node, 0, 0, 0);
     if (w->ntn) fluence = 1;
-    lua_pop(L, 1);                                  /* path */
     lua_pushvalue(L, w->templates);
     lua_setfield(L, obj, "templates");
     lua_pushboolean(L, fluence);
@@ -512,7 +525,7 @@ static void add_object(lua_State *L, struct mstream *s, struct mparse *p, size_t
         for (size_t i = o->site_first; i < s->st.nsites; i++)
             if (s->st.sites[i].mode == SITE_ERROR) mp_error(L, p, s->st.sites[i].errpos, s->st.sites[i].errmsg);
     }
-    lua_pop(L, 2);                                  /* walk, templates */
+    lua_pop(L, 1);                                  /* templates */
     /* No JSON text here: most runs never need it, and for a 100 MB stream it
      * doubled the memory.  stream:object_json(i) makes it on demand. */
     lua_rawseti(L, objs, (lua_Integer)index);
@@ -550,6 +563,13 @@ static int parse_protected(lua_State *L)
     lua_newtable(L);                                                  /* 4: objects */
     lua_pushvalue(L, 4); lua_setiuservalue(L, 3, UV_OBJECTS);
     struct mparse *p = mp_push(L, name, text, len);                   /* 5 */
+    struct walk *w = lua_newuserdatauv(L, sizeof *w, 0);              /* 6: for every object */
+    memset(w, 0, sizeof *w);
+    lua_newtable(L);
+    lua_pushcfunction(L, tnodes_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    w->path = strbuf_push(L);                                         /* 7 */
     size_t i = (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) ? 3 : 0;
     while (i < len && strchr(" \t\r\n", text[i])) i++;
     s->is_json = i < len && (text[i] == '{' || text[i] == '[');
@@ -569,9 +589,9 @@ static int parse_protected(lua_State *L)
         if (list_items(t, d.root, &items)) {
             for (size_t c = mt_resolve(t, items, NULL)->first; c; c = t->nodes[c].next) {
                 if (t->nodes[c].type != MN_MAP) mp_error(L, p, t->nodes[c].start, "a List item must be a mapping (a Kubernetes object)");
-                add_object(L, s, p, di, c, 4, crlf);
+                add_object(L, s, p, w, di, c, 4, crlf);
             }
-        } else add_object(L, s, p, di, d.root, 4, crlf);
+        } else add_object(L, s, p, w, di, d.root, 4, crlf);
     }
     mp_free(p);
     lua_settop(L, 3);

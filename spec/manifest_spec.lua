@@ -231,6 +231,14 @@ describe("fluence.manifest objects", function()
     }, paths)
     assert.is_true(o.templates[1].targets_fluence)
     assert.is_false(o.templates[3].targets_fluence)
+    -- many items; replica counts through merge keys and aliases
+    local items = {}
+    for i = 0, 11 do items[#items + 1] = ("  - {template: {spec: {containers: [{name: c%d}]}}}"):format(i) end
+    local many = objects("kind: X\nbase: &b {replicas: 5}\nspec:\n  <<: *b\n  jobs:\n" ..
+                         table.concat(items, "\n") .. "\n")[1]
+    assert.are.equal(12, #many.templates)
+    assert.are.equal("spec.jobs[11].template", many.templates[12].path)
+    assert.are.equal(5, many.templates[12].replicas)
     local m = objects(slurp(DIR .. "mpijob.yaml"))[1]
     assert.are.equal("spec.mpiReplicaSpecs.Launcher.template", m.templates[1].path)
     assert.are.equal(2, m.templates[2].replicas)
