@@ -217,10 +217,12 @@ static evals *sc_get(scoring *s, int32_t type)
     return e;
 }
 
+static uint32_t cap_hint = 4; /* set by explore: the number of children */
+
 static int ev_push(evals *e, const egroup *g)
 {
     if (e->n == e->cap) {
-        uint32_t nc = e->cap ? e->cap * 2 : 4;
+        uint32_t nc = e->cap ? e->cap * 2 : cap_hint;
         egroup *p = realloc(e->g, (size_t)nc * sizeof *p);
         if (!p) return -1;
         e->g = p;
@@ -430,11 +432,12 @@ static int std_sort(egroup *g, uint32_t n, bool hi)
 {
     if (n < 2) return 0;
     skey stack_keys[64];
+    egroup stack_tmp[64];
     skey *keys = n <= 64 ? stack_keys : malloc((size_t)n * sizeof *keys);
-    egroup *tmp = malloc((size_t)n * sizeof *tmp);
+    egroup *tmp = n <= 64 ? stack_tmp : malloc((size_t)n * sizeof *tmp);
     if (!keys || !tmp) {
         if (keys != stack_keys) free(keys);
-        free(tmp);
+        if (tmp != stack_tmp) free(tmp);
         return -1;
     }
     for (uint32_t i = 0; i < n; i++) {
@@ -445,7 +448,7 @@ static int std_sort(egroup *g, uint32_t n, bool hi)
     memcpy(tmp, g, (size_t)n * sizeof *tmp);
     for (uint32_t i = 0; i < n; i++) g[i] = tmp[keys[i].idx];
     if (keys != stack_keys) free(keys);
-    free(tmp);
+    if (tmp != stack_tmp) free(tmp);
     return 0;
 }
 
@@ -1016,8 +1019,10 @@ static int explore(matcher *m, uint32_t u, const cres *R, int nR, bool pristine,
     const mg_vertex *x = &m->g->v[u];
     int rc2 = -1;
     if (!m->stop_on_1) {
-        for (uint32_t k = 0; k < x->nchild; k++)
+        for (uint32_t k = 0; k < x->nchild; k++) {
+            cap_hint = x->nchild < 4 ? 4 : x->nchild > 1024 ? 1024 : x->nchild;
             if (explore_edge(m, R, nR, m->g->children[x->child0 + k], pristine, excl, dfu) == 0) rc2 = 0;
+        }
         return rc2;
     }
     /* dynamic: children by decreasing (weight, uniq_id), stop when enough */
