@@ -129,12 +129,13 @@ function fuzz.jgf(data)
   end
 end
 
--- Braket GetDevice answers, through the braket-live provider's parser.
+-- Braket GetDevice answers, through the braket-live provider's reader.
 function fuzz.braket(data)
   local sandbox = require "fluence.sandbox"
-  local entry = provider("braket-live")
-  if not entry or not entry.plugin.parse_device then return end
-  sandbox.call(entry.plugin.parse_device, sandbox.DEFAULT_BUDGET, data, { shots = 1000 })
+  local entry, base = provider("braket-live")
+  local doc = base.json.decode(data, "GetDevice")
+  if type(doc) ~= "table" then return end
+  sandbox.call(entry.plugin.attributes, sandbox.DEFAULT_BUDGET, doc, 1000, base.json)
 end
 
 return fuzz
