@@ -462,7 +462,7 @@ static void add_object(lua_State *L, struct mstream *s, struct mparse *p, struct
     o->doc = docidx;
     o->site_first = s->st.nsites;
     luaL_checkstack(L, 20, "manifest");
-    lua_createtable(L, 0, 20);
+    lua_createtable(L, 0, 16);         /* the fields below: 16 slots, not 32 */
     int obj = lua_gettop(L);
     lua_pushinteger(L, (lua_Integer)index);
     lua_setfield(L, obj, "index");
