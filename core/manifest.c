@@ -109,8 +109,21 @@ static int text_tostring(lua_State *L)
     return 1;
 }
 
-/* Room for need bytes (exactly, or doubling when grow).  0 or an errno. */
-static int text_reserve(struct mtext *t, size_t need, int grow)
+/* Inputs larger than this are refused, as sys.read_file does: a hostile or
+ * mistaken 1 GB manifest fails fast with a clear message.  FLUENCE_MAX_INPUT
+ * (bytes) changes it. */
+#define DEFAULT_MAX_INPUT ((size_t)512 * 1024 * 1024)
+
+static size_t max_input(void)
+{
+    const char *v = getenv("FLUENCE_MAX_INPUT");
+    long long n = v && *v ? strtoll(v, NULL, 10) : 0;
+    return n > 0 ? (size_t)n : DEFAULT_MAX_INPUT;
+}
+
+/* Room for need bytes (exactly, or doubling up to limit when grow).  0 or
+ * an errno. */
+static int text_reserve(struct mtext *t, size_t need, int grow, size_t limit)
 {
     if (need <= t->cap) return 0;
     size_t cap = need;
@@ -120,6 +133,7 @@ static int text_reserve(struct mtext *t, size_t need, int grow)
             if (cap > ((size_t)-1) / 4) return ENOMEM;
             cap *= 2;
         }
+        if (cap > limit) cap = limit > need ? limit : need;
     }
     if (cap < BIG_TEXT && !t->mapped) {
         char *q = realloc(t->data, cap);
@@ -149,12 +163,20 @@ static int text_reserve(struct mtext *t, size_t need, int grow)
     return 0;
 }
 
-static int read_all(int fd, struct mtext *t, size_t hint)
+/* Reads fd to its end, at most max bytes.  0, an errno, or EFBIG when there
+ * is more. */
+static int read_all(int fd, struct mtext *t, size_t hint, size_t max)
 {
-    int err = text_reserve(t, hint ? hint + 1 : 65536, 0);   /* +1: EOF without growing */
+    size_t limit = max + 1;                      /* one byte more tells "too big" */
+    int err = text_reserve(t, hint && hint <= max ? hint + 1 : 65536, 0, limit);   /* +1: EOF without growing */
     while (!err) {
-        if (t->cap - t->len < 4096 && (err = text_reserve(t, t->len + 65536, 1)) != 0) break;
-        ssize_t n = read(fd, t->data + t->len, t->cap - t->len);
+        if (t->len > max) return EFBIG;
+        if (t->cap - t->len < 4096 && t->cap < limit &&
+            (err = text_reserve(t, t->len + 65536 < limit ? t->len + 65536 : limit, 1, limit)) != 0)
+            break;
+        size_t room = t->cap - t->len;
+        if (room > limit - t->len) room = limit - t->len;
+        ssize_t n = read(fd, t->data + t->len, room);
         if (n < 0) {
             if (errno == EINTR) continue;
             return errno;
@@ -166,7 +188,8 @@ static int read_all(int fd, struct mtext *t, size_t hint)
 }
 
 /* manifest.read(path) -> text | nil, "path: reason".  "-" reads stdin; a
- * directory is an error.  A text is what manifest.parse takes besides a
+ * directory is an error, so is an input over the size limit (as
+ * sys.read_file).  A text is what manifest.parse takes besides a
  * string: #text is its length, tostring(text) a Lua string copy. */
 static int m_read(lua_State *L)
 {
@@ -176,6 +199,7 @@ static int m_read(lua_State *L)
     luaL_setmetatable(L, TEXT_MT);
     int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
     int err = fd < 0 ? errno : 0;
+    size_t max = max_input();
     struct stat st;
     size_t hint = 0;
     if (!err && fstat(fd, &st) == 0) {
@@ -185,14 +209,18 @@ static int m_read(lua_State *L)
             lua_pushfstring(L, "%s: is a directory", path);
             return 2;
         }
-        if (S_ISREG(st.st_mode) && st.st_size > 0) hint = (size_t)st.st_size;
+        if (S_ISREG(st.st_mode) && (size_t)st.st_size > max) err = EFBIG;
+        else if (S_ISREG(st.st_mode) && st.st_size > 0) hint = (size_t)st.st_size;
     }
-    if (!err) err = read_all(fd, t, hint);
+    if (!err) err = read_all(fd, t, hint, max);
     if (fd > 0) close(fd);
     if (err) {
         text_free(t);
         lua_pushnil(L);
-        lua_pushfstring(L, "%s: %s", path, strerror(err));
+        if (err == EFBIG)
+            lua_pushfstring(L, "%s: larger than %d MiB (FLUENCE_MAX_INPUT sets the limit in bytes)",
+                            strcmp(path, "-") == 0 ? "<stdin>" : path, (int)(max / (1024 * 1024)));
+        else lua_pushfstring(L, "%s: %s", path, strerror(err));
         return 2;
     }
     return 1;

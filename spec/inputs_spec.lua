@@ -116,6 +116,27 @@ describe("fluence.inputs.read", function()
     return out
   end
 
+  it("refuses inputs over FLUENCE_MAX_INPUT, files and stdin", function()
+    local root = os.getenv("PWD")
+    local function limited(max, code, feed)
+      local cmd = ("%s | FLUENCE_MAX_INPUT=%d lua5.4 -e %s 2>&1"):format(feed, max,
+        q(("package.cpath=%q..package.cpath; package.path=%q..package.path; "):format(
+          (os.getenv("FLUENCE_CPATH") or (root .. "/build/lib")) .. "/?.so;", root .. "/lua/?.lua;") .. code))
+      local p = io.popen(cmd)
+      local out = p:read("a")
+      p:close()
+      return out
+    end
+    local read = 'local e = require("fluence.errors"); local ok, r = e.try(require("fluence.inputs").read, {%q}); ' ..
+                 'io.write(ok and tostring(#r[1].text) or r.message)'
+    write(dir .. "/ten.yaml", "kind: 10\n\n")
+    assert.matches("ten.yaml: larger than 0 MiB (FLUENCE_MAX_INPUT",
+      limited(9, read:format(dir .. "/ten.yaml"), "true"), 1, true)
+    assert.are.equal("10", limited(10, read:format(dir .. "/ten.yaml"), "true"))
+    assert.matches("<stdin>: larger than 0 MiB", limited(100000, read:format("-"), "head -c 200000 /dev/zero"), 1, true)
+    assert.are.equal("100000", limited(100000, read:format("-"), "head -c 100000 /dev/zero"))
+  end)
+
   it("reads stdin for -, once", function()
     assert.are.equal("-|kind: S\n", run_lua(
       'local r = require("fluence.inputs").read({"-"}); io.write(r[1].name, "|", tostring(r[1].text))', "kind: S\n"))
