@@ -128,7 +128,10 @@ static void add_number(lua_State *L, struct strbuf *b, int idx)
     } else {
         double d = lua_tonumber(L, idx);
         if (!isfinite(d)) luaL_error(L, "cannot encode %s in JSON", isnan(d) ? "NaN" : "infinity");
-        if (d == floor(d) && fabs(d) < 9007199254740992.0) {
+        if (d == 0 && signbit(d)) {
+            /* "-0" would read back as the integer 0 (found by make fuzz) */
+            snprintf(buf, sizeof buf, "-0.0");
+        } else if (d == floor(d) && fabs(d) < 9007199254740992.0) {
             snprintf(buf, sizeof buf, "%.0f", d);
         } else {
             for (int prec = 15; prec <= 17; prec++) {
