@@ -17,7 +17,7 @@ PKGS     := lua5.4 lua5.4-lpeg yaml-0.1 libcurl jansson libcrypto
 # Debian packages: build, then test (servers, certificates, memory checkers).
 DEPS      := pkg-config liblua5.4-dev lua5.4 lua-lpeg lua-lpeg-dev libyaml-dev \
              libcurl4-openssl-dev libjansson-dev libssl-dev
-TEST_DEPS := lua-busted python3 openssl valgrind
+TEST_DEPS := lua-busted python3 openssl valgrind zsh man-db groff-base
 
 OPT      ?= -O2
 WARN     := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \

@@ -77,6 +77,8 @@ describe("credentials", function()
     local r = cli.run{ "select", "-f", job, "--attributes", attrs, "--offline", "-v", "-v", env = aws_env() }
     assert.are.equal(0, r.code, r.err)
     assert.matches("fluence.flux-framework.org/require-backend", r.out, 1, true)
+    -- -vv shows each request (method, URL without query, status), nothing more
+    assert.matches("fluence: HTTP GET http://127%.0%.0%.1:%d+/device/[^\n]* %-> 200 %(%d+ ms%)", r.err)
     assert_clean(r)
   end)
 
@@ -91,6 +93,7 @@ describe("credentials", function()
     local r = cli.run{ "apply", "-f", job, "--attributes", attrs, "--kubeconfig", kubeconfig, "-v", "-v",
                        env = aws_env() }
     assert.are.equal(0, r.code, r.err)
+    assert.matches("fluence: HTTP PATCH https://127%.0%.0%.1:%d+/apis/batch/v1/[^\n]* %-> 20%d", r.err)
     assert_clean(r)
   end)
 

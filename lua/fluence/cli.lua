@@ -13,6 +13,7 @@ local verb_modules = {
 }
 
 function cli.main(args)
+  require("fluence.log").setup(args)
   if args.verb == "version" then
     sys.write(1, ("fluence %s (%s)\n"):format(sys.VERSION, _VERSION))
     return sys.EXIT.OK

@@ -167,6 +167,10 @@ function Client:request(method, path, body, content_type, query)
   while true do
     local r, err = self.cfg:request{ method = method, path = full, body = body, content_type = content_type,
                                      timeout = self.timeout, connect_timeout = self.connect_timeout }
+    if r then
+      require("fluence.log").v(2, "HTTP %s %s%s -> %d (%.0f ms)", method, self.server or "", path,
+                               r.status, (r.time or 0) * 1000)
+    end
     if not r then
       cluster_error(("cluster: %s (context %q)"):format(err, self.context or ""), { network = true })
     end

@@ -9,7 +9,9 @@
 --   api.locate(name, text, line, col, msg) -> "name:line:col: msg" + source line + caret
 --   api.read_file(path) -> text | nil, err
 --   api.now() -> seconds; api.monotonic() -> seconds
---   api.log(fmt, ...)    -- stderr, only with -v (never log secrets)
+--   api.log(fmt, ...)    -- stderr, only with -v (never log secrets); -vv also
+--                           shows every HTTP request's method, URL without
+--                           query, status and time
 --   api.warn(fmt, ...)   -- stderr, always
 --   api.cluster.offerings() -> offerings | nil, err   (set by the selection; nil offline)
 --   api.aws              -- fluence.aws (credentials chain, SigV4) when built in
@@ -34,25 +36,44 @@ local function copy(mod, names)
   return t
 end
 
--- new{verbose = n, cluster = {offerings = fn}} -> api
+-- new{cluster = {offerings = fn}} -> api  (verbosity: fluence.log)
 function M.new(opts)
   opts = opts or {}
-  local verbose = opts.verbose or 0
   local function say(fmt, ...)
     local msg = select("#", ...) > 0 and fmt:format(...) or fmt
     sys.write(2, "fluence: " .. msg .. "\n")
   end
   local yaml, json, http = require "fluence.yaml", require "fluence.json", require "fluence.http"
+  local logger = require "fluence.log"
+  -- -vv shows each request's method, URL (no query: it may carry tokens),
+  -- status and time; never headers or bodies
+  local function show(req, resp)
+    local url = tostring(req.url or ""):gsub("%?.*", "")
+    if resp.error then logger.v(2, "HTTP %s %s: %s", req.method or "GET", url, resp.error)
+    else logger.v(2, "HTTP %s %s -> %d (%.0f ms)", req.method or "GET", url, resp.status, (resp.time or 0) * 1000) end
+  end
+  local logged_http = {
+    request = function(req)
+      local r, err = http.request(req)
+      show(req, r or { error = err })
+      return r, err
+    end,
+    request_many = function(reqs, o)
+      local rs = http.request_many(reqs, o)
+      for i, r in ipairs(rs) do show(reqs[i], r) end
+      return rs
+    end,
+  }
   local api = {
     yaml = readonly(copy(yaml, { "decode", "decode_all", "marks", "null" }), "api.yaml"),
     json = readonly(copy(json, { "decode", "encode", "null", "array", "object", "is_array" }), "api.json"),
-    http = readonly(copy(http, { "request", "request_many" }), "api.http"),
+    http = readonly(logged_http, "api.http"),
     env = sys.getenv,
     locate = sys.locate,
     read_file = sys.read_file,
     now = sys.now,
     monotonic = sys.monotonic,
-    log = function(fmt, ...) if verbose > 0 then say(fmt, ...) end end,
+    log = function(fmt, ...) logger.v(1, fmt, ...) end,
     warn = say,
     cluster = readonly(opts.cluster or {}, "api.cluster"),
   }

@@ -29,9 +29,8 @@ local function describe(obj)
   return ("%s/%s"):format(obj.kind or "?", obj.name or obj.generateName or "?")
 end
 
-local function log(args, level, fmt, ...)
-  if (args.opts.verbose or 0) >= level then sys.write(2, "fluence: " .. fmt:format(...) .. "\n") end
-end
+local logger = require "fluence.log"
+local function log(_, level, fmt, ...) logger.v(level, fmt, ...) end
 
 -- The cluster's offerings, read at most once per run (nil, reason when not
 -- available).  --offline skips the cluster entirely.
@@ -403,6 +402,7 @@ function selection.run(args, how)
   end
 
   local ctx = { args = args, cache = {}, memo = {} }
+  local selected = 0
   local records, stderr, objects = {}, {}, {}
   for _, st in ipairs(streams) do
     for _, obj in ipairs(st.objects) do
@@ -414,6 +414,8 @@ function selection.run(args, how)
         wanted = false
       end
       if wanted then
+        selected = selected + 1
+        logger.progress(("selecting: %d objects so far (%s)"):format(selected, describe(obj)))
         ctx.reg = ctx.reg or registries(args)
         if how.policy_file and not how.policy then how.policy = how.load_policy(ctx.reg) end
         local rec = select_one(ctx, obj, where, how)
@@ -430,6 +432,7 @@ function selection.run(args, how)
     end
   end
 
+  logger.progress(nil)
   -- the streams are rendered only when written (res:write_output(fd)) or
   -- asked for as one string (res.output): never a second copy needlessly
   local rendered = {}

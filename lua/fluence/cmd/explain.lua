@@ -177,7 +177,7 @@ function cmd.run(args)
   local text
   if fmt == "json" then text = to_json(res.records)
   elseif fmt == "table" or fmt == "wide" then
-    local color = sys.isatty(1) and not sys.getenv("NO_COLOR")
+    local color = require("fluence.log").color()
     text = to_table(res.records, color)
   else
     require("fluence.errors").raise("USAGE", "explain: unknown output format %q (table or json)", fmt)
