@@ -33,7 +33,7 @@ int main(int argc, char **argv)
     lua_pop(L, 2);
     if (strcmp(verb, "help") == 0 || want_help) {
         const char *topic = NULL;
-        if (strcmp(verb, "help") != 0) topic = verb;
+        if (strcmp(verb, "help") != 0 || want_help) topic = verb;   /* help --help: the help verb's own */
         else {
             lua_getfield(L, -2, "positional");
             lua_rawgeti(L, -1, 1);
