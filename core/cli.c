@@ -214,9 +214,11 @@ int fluence_cli_parse(lua_State *L, const char *prog, int argc, char **argv)
     }
     lua_setfield(L, -3, "opts");
     lua_setfield(L, -2, "positional");
-    if (!verb) {
+    if (!verb) {                     /* no verb: the overview */
         lua_pushliteral(L, "help");
         lua_setfield(L, -2, "verb");
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, "implicit_verb");
     }
     return 0;
 }

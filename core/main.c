@@ -33,7 +33,11 @@ int main(int argc, char **argv)
     lua_pop(L, 2);
     if (strcmp(verb, "help") == 0 || want_help) {
         const char *topic = NULL;
-        if (strcmp(verb, "help") != 0 || want_help) topic = verb;   /* help --help: the help verb's own */
+        lua_getfield(L, -2, "implicit_verb");
+        int implicit = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+        /* `help --help` is the help verb's own; `--help` alone the overview */
+        if (strcmp(verb, "help") != 0 || (want_help && !implicit)) topic = verb;
         else {
             lua_getfield(L, -2, "positional");
             lua_rawgeti(L, -1, 1);
