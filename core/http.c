@@ -20,68 +20,9 @@
 #include <curl/curl.h>
 #include <lauxlib.h>
 
-#define TRANSFER_MT "fluence.http.transfer"
+#include "http_transfer.h"
+
 #define DEFAULT_MAX_BODY (64L * 1024 * 1024)
-
-struct transfer {
-    CURL *easy;
-    struct curl_slist *headers, *connect_to;
-    char *body, *resp_headers;
-    size_t body_len, body_cap, hdr_len, hdr_cap;
-    size_t max_body;
-    int too_big;
-    char errbuf[CURL_ERROR_SIZE];
-};
-
-static void transfer_free(struct transfer *t)
-{
-    if (t->easy) curl_easy_cleanup(t->easy);
-    curl_slist_free_all(t->headers);
-    curl_slist_free_all(t->connect_to);
-    free(t->body);
-    free(t->resp_headers);
-    memset(t, 0, sizeof *t);
-}
-
-static int transfer_gc(lua_State *L)
-{
-    transfer_free(luaL_checkudata(L, 1, TRANSFER_MT));
-    return 0;
-}
-
-static int grow(char **buf, size_t *len, size_t *cap, const char *data, size_t n)
-{
-    if (*len + n + 1 > *cap) {
-        size_t c = *cap ? *cap : 4096;
-        while (c < *len + n + 1) c *= 2;
-        char *p = realloc(*buf, c);
-        if (!p) return 0;
-        *buf = p;
-        *cap = c;
-    }
-    memcpy(*buf + *len, data, n);
-    *len += n;
-    (*buf)[*len] = 0;
-    return 1;
-}
-
-static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
-{
-    struct transfer *t = ud;
-    size_t n = size * nmemb;
-    if (t->body_len + n > t->max_body) { t->too_big = 1; return 0; }
-    return grow(&t->body, &t->body_len, &t->body_cap, data, n) ? n : 0;
-}
-
-static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
-{
-    struct transfer *t = ud;
-    size_t n = size * nmemb;
-    /* a new status line (redirect, 100-continue) starts a new header block */
-    if (n >= 5 && strncmp(data, "HTTP/", 5) == 0) t->hdr_len = 0;
-    if (t->hdr_len + n > 1024 * 1024) return 0;
-    return grow(&t->resp_headers, &t->hdr_len, &t->hdr_cap, data, n) ? n : 0;
-}
 
 static const char *opt_string(lua_State *L, int req, const char *key)
 {
@@ -124,42 +65,24 @@ static void global_init(lua_State *L)
 }
 
 /* [-0, +1, e]  Builds a transfer userdata from the request table at req. */
-static struct transfer *prepare(lua_State *L, int req)
+static struct http_transfer *prepare(lua_State *L, int req)
 {
     luaL_checktype(L, req, LUA_TTABLE);
     global_init(L);
-    struct transfer *t = lua_newuserdatauv(L, sizeof *t, 1);
-    memset(t, 0, sizeof *t);
-    luaL_setmetatable(L, TRANSFER_MT);
-    lua_pushvalue(L, req);            /* keep the request's strings alive */
-    lua_setiuservalue(L, -2, 1);
-    if (!(t->easy = curl_easy_init())) luaL_error(L, "cannot create a curl handle");
-    CURL *e = t->easy;
     const char *url = opt_string(L, req, "url");
     if (!url) luaL_error(L, "http request without url");
     const char *method = opt_string(L, req, "method");
     double timeout = opt_number(L, req, "timeout", 30);
     double connect_timeout = opt_number(L, req, "connect_timeout", 10);
-    t->max_body = (size_t)opt_number(L, req, "max_body", (double)DEFAULT_MAX_BODY);
-
-    curl_easy_setopt(e, CURLOPT_URL, url);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->errbuf);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(connect_timeout * 1000));
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, t);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, t);
-    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+    size_t max_body = (size_t)opt_number(L, req, "max_body", (double)DEFAULT_MAX_BODY);
+    struct http_transfer *t = http_transfer_new(L, url, timeout, connect_timeout, max_body);
+    lua_pushvalue(L, req);            /* keep the request's strings alive */
+    lua_setiuservalue(L, -2, 1);
+    CURL *e = t->easy;
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
     /* Waiting to multiplex only pays on HTTP/2 (TLS); on plain HTTP/1.1 it
      * would hold every request to a host until the first one answers. */
     if (strncasecmp(url, "https:", 6) == 0) curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
-    curl_easy_setopt(e, CURLOPT_USERAGENT, "fluence/" FLUENCE_VERSION);
-    /* the proxy environment would send credentials elsewhere: never implicit */
-    curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
 
     lua_getfield(L, req, "body");
     if (!lua_isnil(L, -1)) {
@@ -181,21 +104,19 @@ static struct transfer *prepare(lua_State *L, int req)
                 line = lua_pushfstring(L, "%s: %s", lua_tostring(L, -2), luaL_checkstring(L, -1));
             else
                 line = lua_pushstring(L, luaL_checkstring(L, -1));
-            struct curl_slist *n = curl_slist_append(t->headers, line);
-            if (!n) luaL_error(L, "not enough memory");
-            t->headers = n;
+            if (!http_transfer_header(t, line)) luaL_error(L, "not enough memory");
             lua_pop(L, 2);
         }
     }
     lua_pop(L, 1);
     /* curl adds "Expect: 100-continue" for large bodies: a needless round trip */
-    t->headers = curl_slist_append(t->headers, "Expect:");
+    if (!http_transfer_header(t, "Expect:")) luaL_error(L, "not enough memory");
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
 
     lua_getfield(L, req, "connect_to");
     if (lua_istable(L, -1)) {
         for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TSTRING; i++) {
-            t->connect_to = curl_slist_append(t->connect_to, lua_tostring(L, -1));
+            if (!http_transfer_connect_to(t, lua_tostring(L, -1))) luaL_error(L, "not enough memory");
             lua_pop(L, 1);
         }
         lua_pop(L, 1);
@@ -224,7 +145,7 @@ static struct transfer *prepare(lua_State *L, int req)
 }
 
 /* The URL for messages: scheme://host[:port]/path, no query, no userinfo. */
-static void push_safe_url(lua_State *L, struct transfer *t)
+static void push_safe_url(lua_State *L, struct http_transfer *t)
 {
     char *url = NULL;
     curl_easy_getinfo(t->easy, CURLINFO_EFFECTIVE_URL, &url);
@@ -242,61 +163,20 @@ static void push_safe_url(lua_State *L, struct transfer *t)
 }
 
 /* [-0, +1 or +2, m]  Pushes the response table, or nil + message. */
-static int push_result(lua_State *L, struct transfer *t, CURLcode rc)
+static int push_result(lua_State *L, struct http_transfer *t, CURLcode rc)
 {
-    if (rc != CURLE_OK) {
-        lua_pushnil(L);
-        push_safe_url(L, t);
-        if (t->too_big)
-            lua_pushfstring(L, "%s: answer larger than %d bytes", lua_tostring(L, -1), (int)t->max_body);
-        else
-            lua_pushfstring(L, "%s: %s", lua_tostring(L, -1), t->errbuf[0] ? t->errbuf : curl_easy_strerror(rc));
-        lua_remove(L, -2);
-        return 2;
-    }
-    long status = 0;
-    double secs = 0;
-    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_getinfo(t->easy, CURLINFO_TOTAL_TIME, &secs);
-    lua_createtable(L, 0, 4);
-    lua_pushinteger(L, status);
-    lua_setfield(L, -2, "status");
-    lua_pushnumber(L, secs);
-    lua_setfield(L, -2, "time");
-    lua_pushlstring(L, t->body ? t->body : "", t->body_len);
-    lua_setfield(L, -2, "body");
-    lua_newtable(L);
-    const char *p = t->resp_headers, *end = p ? p + t->hdr_len : NULL;
-    while (p && p < end) {
-        const char *eol = memchr(p, '\n', (size_t)(end - p));
-        const char *lend = eol ? eol : end;
-        const char *colon = memchr(p, ':', (size_t)(lend - p));
-        if (colon && strncmp(p, "HTTP/", 5) != 0) {
-            luaL_Buffer b;
-            luaL_buffinit(L, &b);
-            for (const char *q = p; q < colon; q++) luaL_addchar(&b, (char)(*q >= 'A' && *q <= 'Z' ? *q + 32 : *q));
-            luaL_pushresult(&b);
-            const char *v = colon + 1, *ve = lend;
-            while (v < ve && (*v == ' ' || *v == '\t')) v++;
-            while (ve > v && (ve[-1] == '\r' || ve[-1] == ' ')) ve--;
-            lua_pushlstring(L, v, (size_t)(ve - v));
-            lua_rawset(L, -3);
-        }
-        p = eol ? eol + 1 : end;
-    }
-    lua_setfield(L, -2, "headers");
-    return 1;
+    push_safe_url(L, t);
+    int n = http_transfer_result(L, t, rc, lua_tostring(L, -1));
+    lua_remove(L, -n - 1);
+    return n;
 }
 
 static int http_request(lua_State *L)
 {
-    struct transfer *t = prepare(L, 1);
+    struct http_transfer *t = prepare(L, 1);
     CURLcode rc = curl_easy_perform(t->easy);
     int n = push_result(L, t, rc);
-    /* free the handle now rather than at the next collection */
-    lua_pushvalue(L, -n - 1);
-    transfer_free(t);
-    lua_pop(L, 1);
+    http_transfer_free(t);       /* now rather than at the next collection */
     return n;
 }
 
@@ -325,7 +205,7 @@ static int http_request_many(lua_State *L)
     curl_multi_setopt(multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
     for (lua_Integer i = 1; i <= n; i++) {
         lua_rawgeti(L, 2, i);
-        struct transfer *t = lua_touserdata(L, -1);
+        struct http_transfer *t = lua_touserdata(L, -1);
         curl_easy_setopt(t->easy, CURLOPT_PRIVATE, (void *)(intptr_t)i);
         curl_multi_add_handle(multi, t->easy);
         lua_pop(L, 1);
@@ -344,7 +224,7 @@ static int http_request_many(lua_State *L)
         curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
         lua_Integer i = (lua_Integer)(intptr_t)priv;
         lua_rawgeti(L, 2, i);
-        struct transfer *t = lua_touserdata(L, -1);
+        struct http_transfer *t = lua_touserdata(L, -1);
         int k = push_result(L, t, msg->data.result);
         if (k == 2) {                              /* nil, message -> {error = message} */
             lua_createtable(L, 0, 1);
@@ -357,9 +237,9 @@ static int http_request_many(lua_State *L)
     }
     for (lua_Integer i = 1; i <= n; i++) {
         lua_rawgeti(L, 2, i);
-        struct transfer *t = lua_touserdata(L, -1);
+        struct http_transfer *t = lua_touserdata(L, -1);
         curl_multi_remove_handle(multi, t->easy);
-        transfer_free(t);
+        http_transfer_free(t);
         lua_pop(L, 1);
         if (lua_rawgeti(L, 3, i) == LUA_TNIL) {     /* never finished: say so */
             lua_pop(L, 1);
@@ -375,10 +255,6 @@ static int http_request_many(lua_State *L)
 
 int luaopen_fluence_http(lua_State *L)
 {
-    luaL_newmetatable(L, TRANSFER_MT);
-    lua_pushcfunction(L, transfer_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
     static const luaL_Reg funcs[] = {
         {"request", http_request}, {"request_many", http_request_many}, {NULL, NULL}
     };

@@ -35,11 +35,11 @@
 #include <curl/curl.h>
 #include <jansson.h>
 #include <lauxlib.h>
+#include "http_transfer.h"
 
 extern char **environ;
 
 #define CONFIG_MT "fluence.kube.config"
-#define KREQ_MT "fluence.kube.request"
 #define MAX_FILE (16L * 1024 * 1024)
 #define EXEC_TIMEOUT_MS 60000
 #define EXEC_MAX_OUT (1024 * 1024)
@@ -751,73 +751,6 @@ static int config_tostring(lua_State *L)
 
 /* ---- requests ---- */
 
-struct kreq {
-    CURL *easy;
-    struct curl_slist *headers, *connect_to;
-    char *body, *hdrs;
-    size_t body_len, body_cap, hdr_len, hdr_cap, max_body;
-    int too_big;
-    char errbuf[CURL_ERROR_SIZE];
-};
-
-static void kreq_free(struct kreq *r)
-{
-    if (r->easy) curl_easy_cleanup(r->easy);
-    for (struct curl_slist *s = r->headers; s; s = s->next) explicit_bzero(s->data, strlen(s->data));
-    curl_slist_free_all(r->headers);
-    curl_slist_free_all(r->connect_to);
-    free(r->body);
-    free(r->hdrs);
-    memset(r, 0, sizeof *r);
-}
-
-static int kreq_gc(lua_State *L)
-{
-    kreq_free(luaL_checkudata(L, 1, KREQ_MT));
-    return 0;
-}
-
-static int grow(char **buf, size_t *len, size_t *cap, const char *data, size_t n)
-{
-    if (*len + n + 1 > *cap) {
-        size_t c = *cap ? *cap : 4096;
-        while (c < *len + n + 1) c *= 2;
-        char *p = realloc(*buf, c);
-        if (!p) return 0;
-        *buf = p;
-        *cap = c;
-    }
-    memcpy(*buf + *len, data, n);
-    *len += n;
-    (*buf)[*len] = 0;
-    return 1;
-}
-
-static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
-{
-    struct kreq *r = ud;
-    size_t n = size * nmemb;
-    if (r->body_len + n > r->max_body) { r->too_big = 1; return 0; }
-    return grow(&r->body, &r->body_len, &r->body_cap, data, n) ? n : 0;
-}
-
-static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
-{
-    struct kreq *r = ud;
-    size_t n = size * nmemb;
-    if (n >= 5 && strncmp(data, "HTTP/", 5) == 0) r->hdr_len = 0;
-    if (r->hdr_len + n > 1024 * 1024) return 0;
-    return grow(&r->hdrs, &r->hdr_len, &r->hdr_cap, data, n) ? n : 0;
-}
-
-static int append(struct curl_slist **l, const char *s)
-{
-    struct curl_slist *n = curl_slist_append(*l, s);
-    if (!n) return 0;
-    *l = n;
-    return 1;
-}
-
 /* config:request{method=, path=, body=, content_type=, accept=, timeout=,
  *                connect_timeout=, max_body=} */
 static int config_request(lua_State *L)
@@ -885,26 +818,9 @@ static int config_request(lua_State *L)
     curl_free(port);
     curl_url_cleanup(u);
 
-    struct kreq *r = lua_newuserdatauv(L, sizeof *r, 0);
-    memset(r, 0, sizeof *r);
-    luaL_setmetatable(L, KREQ_MT);
+    struct http_transfer *r = http_transfer_new(L, url, timeout, ctimeout, (size_t)max_body);
     int ri = lua_gettop(L);
-    if (!(r->easy = curl_easy_init())) return luaL_error(L, "cannot create a curl handle");
-    r->max_body = (size_t)max_body;
     CURL *e = r->easy;
-    curl_easy_setopt(e, CURLOPT_URL, url);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(ctimeout * 1000));
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
-    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
-    curl_easy_setopt(e, CURLOPT_USERAGENT, "fluence/" FLUENCE_VERSION);
-    curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
     curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
     if (body) {
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)blen);
@@ -913,19 +829,19 @@ static int config_request(lua_State *L)
     int ok = 1;
     char line[512];
     snprintf(line, sizeof line, "Accept: %s", accept);
-    ok = ok && append(&r->headers, line);
+    ok = ok && http_transfer_header(r, line);
     if (ctype) {
         snprintf(line, sizeof line, "Content-Type: %s", ctype);
-        ok = ok && append(&r->headers, line);
+        ok = ok && http_transfer_header(r, line);
     }
-    ok = ok && append(&r->headers, "Expect:");
-    if (hosthdr) ok = ok && append(&r->headers, hosthdr);
+    ok = ok && http_transfer_header(r, "Expect:");
+    if (hosthdr) ok = ok && http_transfer_header(r, hosthdr);
     if (c->token) {
         size_t n = strlen(c->token) + 32;
         char *h = malloc(n);
         if (h) {
             snprintf(h, n, "Authorization: Bearer %s", c->token);
-            ok = ok && append(&r->headers, h);
+            ok = ok && http_transfer_header(r, h);
             explicit_bzero(h, n);
             free(h);
         } else ok = 0;
@@ -935,7 +851,7 @@ static int config_request(lua_State *L)
         curl_easy_setopt(e, CURLOPT_PASSWORD, c->password ? c->password : "");
     }
     if (connect_to) {
-        ok = ok && append(&r->connect_to, connect_to);
+        ok = ok && http_transfer_connect_to(r, connect_to);
         curl_easy_setopt(e, CURLOPT_CONNECT_TO, r->connect_to);
     }
     if (!ok) return luaL_error(L, "not enough memory");
@@ -957,57 +873,17 @@ static int config_request(lua_State *L)
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
     }
     CURLcode rc = curl_easy_perform(e);
-    if (rc != CURLE_OK) {
-        /* the URL without its query; never headers */
-        /* the URL without its query; with tls-server-name, the real server */
-        const char *shown = url;
-        if (c->tls_server_name) shown = lua_pushfstring(L, "%s%s", c->server, path);
-        const char *q = strchr(shown, '?');
-        lua_pushnil(L);
-        lua_pushlstring(L, shown, q ? (size_t)(q - shown) : strlen(shown));
-        if (r->too_big)
-            lua_pushfstring(L, "%s %s: answer larger than %d bytes", method, lua_tostring(L, -1), (int)r->max_body);
-        else
-            lua_pushfstring(L, "%s %s: %s", method, lua_tostring(L, -1), r->errbuf[0] ? r->errbuf : curl_easy_strerror(rc));
-        lua_remove(L, -2);
-        kreq_free(r);
-        return 2;
-    }
-    long status = 0;
-    double secs = 0;
-    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_getinfo(e, CURLINFO_TOTAL_TIME, &secs);
-    lua_createtable(L, 0, 4);
-    lua_pushinteger(L, status);
-    lua_setfield(L, -2, "status");
-    lua_pushnumber(L, secs);
-    lua_setfield(L, -2, "time");
-    lua_pushlstring(L, r->body ? r->body : "", r->body_len);
-    lua_setfield(L, -2, "body");
-    lua_newtable(L);
-    const char *p = r->hdrs, *end = p ? p + r->hdr_len : NULL;
-    while (p && p < end) {
-        const char *eol = memchr(p, '\n', (size_t)(end - p));
-        const char *lend = eol ? eol : end;
-        const char *colon = memchr(p, ':', (size_t)(lend - p));
-        if (colon && strncmp(p, "HTTP/", 5) != 0) {
-            luaL_Buffer hb;
-            luaL_buffinit(L, &hb);
-            for (const char *q = p; q < colon; q++) luaL_addchar(&hb, (char)(*q >= 'A' && *q <= 'Z' ? *q + 32 : *q));
-            luaL_pushresult(&hb);
-            const char *v = colon + 1, *ve = lend;
-            while (v < ve && (*v == ' ' || *v == '\t')) v++;
-            while (ve > v && (ve[-1] == '\r' || ve[-1] == ' ')) ve--;
-            lua_pushlstring(L, v, (size_t)(ve - v));
-            lua_rawset(L, -3);
-        }
-        p = eol ? eol + 1 : end;
-    }
-    lua_setfield(L, -2, "headers");
+    /* the URL without its query (never headers); with tls-server-name, the
+     * real server */
+    const char *shown = url;
+    if (c->tls_server_name) shown = lua_pushfstring(L, "%s%s", c->server, path);
+    const char *q = strchr(shown, '?');
+    lua_pushfstring(L, "%s %s", method, lua_pushlstring(L, shown, q ? (size_t)(q - shown) : strlen(shown)));
+    int n = http_transfer_result(L, r, rc, lua_tostring(L, -1));
     lua_pushvalue(L, ri);
-    kreq_free(lua_touserdata(L, -1));
+    http_transfer_free(lua_touserdata(L, -1));   /* now, not at the next collection */
     lua_pop(L, 1);
-    return 1;
+    return n;
 }
 
 /* sleep(seconds): waits for Retry-After without spinning */
@@ -1040,10 +916,6 @@ int luaopen_fluence_kube(lua_State *L)
     lua_setfield(L, -2, "__metatable");
     luaL_newlib(L, methods);
     lua_setfield(L, -2, "__index");
-    lua_pop(L, 1);
-    luaL_newmetatable(L, KREQ_MT);
-    lua_pushcfunction(L, kreq_gc);
-    lua_setfield(L, -2, "__gc");
     lua_pop(L, 1);
     static const luaL_Reg funcs[] = { {"load", kube_load}, {"sleep", kube_sleep}, {NULL, NULL} };
     luaL_newlib(L, funcs);

@@ -1,0 +1,152 @@
+/* One libcurl transfer owned by a Lua userdata (see http_transfer.h). */
+#include <stdlib.h>
+#include <string.h>
+#include <lauxlib.h>
+#include "http_transfer.h"
+
+#define TRANSFER_MT "fluence.http.transfer"
+
+static void wipe_list(struct curl_slist *l)
+{
+    for (struct curl_slist *s = l; s; s = s->next) explicit_bzero(s->data, strlen(s->data));
+}
+
+void http_transfer_free(struct http_transfer *t)
+{
+    if (t->easy) curl_easy_cleanup(t->easy);
+    wipe_list(t->headers);
+    curl_slist_free_all(t->headers);
+    curl_slist_free_all(t->connect_to);
+    free(t->body);
+    free(t->resp_headers);
+    memset(t, 0, sizeof *t);
+}
+
+static int transfer_gc(lua_State *L)
+{
+    http_transfer_free(luaL_checkudata(L, 1, TRANSFER_MT));
+    return 0;
+}
+
+static int grow(char **buf, size_t *len, size_t *cap, const char *data, size_t n)
+{
+    if (*len + n + 1 > *cap) {
+        size_t c = *cap ? *cap : 4096;
+        while (c < *len + n + 1) c *= 2;
+        char *p = realloc(*buf, c);
+        if (!p) return 0;
+        *buf = p;
+        *cap = c;
+    }
+    memcpy(*buf + *len, data, n);
+    *len += n;
+    (*buf)[*len] = 0;
+    return 1;
+}
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
+{
+    struct http_transfer *t = ud;
+    size_t n = size * nmemb;
+    if (t->body_len + n > t->max_body) { t->too_big = 1; return 0; }
+    return grow(&t->body, &t->body_len, &t->body_cap, data, n) ? n : 0;
+}
+
+static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
+{
+    struct http_transfer *t = ud;
+    size_t n = size * nmemb;
+    /* a new status line (redirect, 100-continue) starts a new header block */
+    if (n >= 5 && strncmp(data, "HTTP/", 5) == 0) t->hdr_len = 0;
+    if (t->hdr_len + n > 1024 * 1024) return 0;
+    return grow(&t->resp_headers, &t->hdr_len, &t->hdr_cap, data, n) ? n : 0;
+}
+
+struct http_transfer *http_transfer_new(lua_State *L, const char *url, double timeout,
+                                        double connect_timeout, size_t max_body)
+{
+    struct http_transfer *t = lua_newuserdatauv(L, sizeof *t, 1);
+    memset(t, 0, sizeof *t);
+    if (luaL_newmetatable(L, TRANSFER_MT)) {
+        lua_pushcfunction(L, transfer_gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_setmetatable(L, -2);
+    if (!(t->easy = curl_easy_init())) luaL_error(L, "cannot create a curl handle");
+    t->max_body = max_body;
+    CURL *e = t->easy;
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->errbuf);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(connect_timeout * 1000));
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, t);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, t);
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(e, CURLOPT_USERAGENT, "fluence/" FLUENCE_VERSION);
+    curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
+    return t;
+}
+
+int http_transfer_header(struct http_transfer *t, const char *line)
+{
+    struct curl_slist *n = curl_slist_append(t->headers, line);
+    if (!n) return 0;
+    t->headers = n;
+    return 1;
+}
+
+int http_transfer_connect_to(struct http_transfer *t, const char *entry)
+{
+    struct curl_slist *n = curl_slist_append(t->connect_to, entry);
+    if (!n) return 0;
+    t->connect_to = n;
+    return 1;
+}
+
+int http_transfer_result(lua_State *L, struct http_transfer *t, CURLcode rc, const char *what)
+{
+    if (rc != CURLE_OK) {
+        lua_pushnil(L);
+        if (t->too_big)
+            lua_pushfstring(L, "%s: answer larger than %d bytes", what, (int)t->max_body);
+        else
+            lua_pushfstring(L, "%s: %s", what, t->errbuf[0] ? t->errbuf : curl_easy_strerror(rc));
+        return 2;
+    }
+    long status = 0;
+    double secs = 0;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(t->easy, CURLINFO_TOTAL_TIME, &secs);
+    lua_createtable(L, 0, 4);
+    lua_pushinteger(L, status);
+    lua_setfield(L, -2, "status");
+    lua_pushnumber(L, secs);
+    lua_setfield(L, -2, "time");
+    lua_pushlstring(L, t->body ? t->body : "", t->body_len);
+    lua_setfield(L, -2, "body");
+    lua_newtable(L);
+    const char *p = t->resp_headers, *end = p ? p + t->hdr_len : NULL;
+    while (p && p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        const char *lend = eol ? eol : end;
+        const char *colon = memchr(p, ':', (size_t)(lend - p));
+        if (colon && strncmp(p, "HTTP/", 5) != 0) {
+            luaL_Buffer b;
+            luaL_buffinit(L, &b);
+            for (const char *q = p; q < colon; q++) luaL_addchar(&b, (char)(*q >= 'A' && *q <= 'Z' ? *q + 32 : *q));
+            luaL_pushresult(&b);
+            const char *v = colon + 1, *ve = lend;
+            while (v < ve && (*v == ' ' || *v == '\t')) v++;
+            while (ve > v && (ve[-1] == '\r' || ve[-1] == ' ')) ve--;
+            lua_pushlstring(L, v, (size_t)(ve - v));
+            lua_rawset(L, -3);
+        }
+        p = eol ? eol + 1 : end;
+    }
+    lua_setfield(L, -2, "headers");
+    return 1;
+}

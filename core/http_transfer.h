@@ -1,0 +1,42 @@
+/* One libcurl transfer owned by a Lua userdata: the easy handle, its header
+ * lists and the response buffers, freed by __gc or http_transfer_free (with
+ * header lines wiped first: they may carry tokens).  Shared by fluence.http
+ * (core/http.c) and the Kubernetes client (core/kubeconfig.c), which add
+ * only their own options. */
+#ifndef FLUENCE_HTTP_TRANSFER_H
+#define FLUENCE_HTTP_TRANSFER_H
+#include <stddef.h>
+#include <curl/curl.h>
+#include <lua.h>
+
+struct http_transfer {
+    CURL *easy;
+    struct curl_slist *headers, *connect_to;
+    char *body, *resp_headers;
+    size_t body_len, body_cap, hdr_len, hdr_cap, max_body;
+    int too_big;
+    char errbuf[CURL_ERROR_SIZE];
+};
+
+/* [-0, +1, e]  A new transfer with the common options set: URL, error
+ * buffer, no signals, http(s) only, total and connect timeouts (seconds),
+ * response callbacks (bodies over max_body fail), compression, user agent,
+ * and no proxy from the environment (it would send credentials elsewhere). */
+struct http_transfer *http_transfer_new(lua_State *L, const char *url, double timeout,
+                                        double connect_timeout, size_t max_body);
+
+/* Appends a request header line ("Name: value"); 0 when out of memory. */
+int http_transfer_header(struct http_transfer *t, const char *line);
+
+/* Appends a CURLOPT_CONNECT_TO entry; 0 when out of memory. */
+int http_transfer_connect_to(struct http_transfer *t, const char *entry);
+
+void http_transfer_free(struct http_transfer *t);
+
+/* [-0, +1|+2, m]  After the transfer: pushes {status, time, body, headers
+ * (lowercased names)} and returns 1, or pushes nil and "WHAT: reason" and
+ * returns 2.  WHAT describes the request for the user: the caller makes sure
+ * it holds no secret (no query string, no credentials). */
+int http_transfer_result(lua_State *L, struct http_transfer *t, CURLcode rc, const char *what);
+
+#endif
