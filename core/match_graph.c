@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -391,7 +392,10 @@ static int jnumber(scan *s, double *v, int64_t *iv, int *isint)
         *v = (double)x;
     } else {
         *v = strtod(tmp, &e);
-        *iv = (int64_t)*v;
+        /* out of int64's range (1e58: found by make fuzz) is clamped, not UB */
+        if (!(*v > -9.2e18)) *iv = INT64_MIN;
+        else if (!(*v < 9.2e18)) *iv = INT64_MAX;
+        else *iv = (int64_t)*v;
     }
     if (*e) {
         sfail(s, "bad number");

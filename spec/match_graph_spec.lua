@@ -49,6 +49,21 @@ describe("JGF loader", function()
                      r.simple:match("^(.-)INFO"))
   end)
 
+  it("takes numbers beyond int64 without undefined behaviour (a make fuzz finding)", function()
+    -- the input make fuzz found (uniq_id 1e58); under UBSan the old code aborted
+    local g, err = match.load_jgf_file(cli.root .. "/fuzz/corpus/jgf/huge-number.json")
+    if g then
+      assert.is_true(#g:vertices() > 0)
+    else
+      assert.matches("huge%-number%.json", err)
+    end
+    local text = [[{"graph": {"nodes": [
+      {"id": "0", "metadata": {"type": "cluster", "size": 2, "uniq_id": 1e58, "paths": {"containment": "/c0"}}}
+    ], "edges": []}}]]
+    g, err = match.load_jgf(text, "big.json")
+    assert.is_true(g ~= nil or type(err) == "string")
+  end)
+
   it("loads the conformance graph from a file", function()
     local g = match.load_jgf_file(cli.root .. "/../shared/conformance/fluxion/graphs/tiny.json")
     if g then assert.are.equal(100, g:stats().vertices) end
