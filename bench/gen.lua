@@ -1,5 +1,6 @@
 -- Generates benchmark inputs (run with lua5.4):
 --   lua5.4 bench/gen.lua backends N OUT.yaml      attribute file with N backends
+--   lua5.4 bench/gen.lua backends-json N OUT.json the same as JSON
 --   lua5.4 bench/gen.lua stream MB OBJECTS OUT    a manifest stream of about MB megabytes
 --                                                 with OBJECTS Fluence Jobs among ConfigMaps
 local what = arg[1]
@@ -10,7 +11,19 @@ local function write(path, parts)
   f:close()
 end
 
-if what == "backends" then
+if what == "backends-json" then
+  local n, out = tonumber(arg[2]), arg[3]
+  local parts = { '{"version": 1, "backends": [\n' }
+  for i = 1, n do
+    parts[#parts + 1] = ('%s{"name": "b%05d", "provider": "generic", "region": "%s", "attributes": ' ..
+      '{"cost_usd": %.3f, "memory_gb": %d, "throughput": %d, "queue_size": %d}, "strings": {"status": "%s"}}\n')
+      :format(i > 1 and "," or "", i, i % 3 == 0 and "us-east-1" or "eu-west-2",
+      (i * 7919 % 10007) / 100, 8 * (i % 12 + 1), i * 31 % 997, i * 17 % 101,
+      i % 10 == 0 and "OFFLINE" or "ONLINE")
+  end
+  parts[#parts + 1] = "]}\n"
+  write(out, parts)
+elseif what == "backends" then
   local n, out = tonumber(arg[2]), arg[3]
   local parts = { "version: 1\nbackends:\n" }
   for i = 1, n do

@@ -2,7 +2,8 @@
  * wall time in milliseconds and the largest peak RSS in MiB, as one line:
  *   median_ms min_ms max_ms peak_rss_mib
  * stdout of the command goes to /dev/null (or to -o FILE, for checking the
- * output of the last run); a non-zero exit of any run is reported and fails.
+ * output of the last run), stderr to /dev/null; a non-zero exit of any run
+ * is reported and fails.
  * Whole-process timing: what a user waits for, startup included. */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -45,6 +46,7 @@ int main(int argc, char **argv)
         posix_spawn_file_actions_init(&fa);
         posix_spawn_file_actions_addopen(&fa, 0, in, O_RDONLY, 0);
         posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         pid_t pid;

@@ -36,8 +36,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <openssl/crypto.h>
-#include <openssl/rand.h>
+#include "lazylib.h"
 #include <lauxlib.h>
 #include "aws_sigv4.h"
 #include "strbuf.h"
@@ -1000,6 +999,7 @@ static int creds_tostring(lua_State *L)
 
 int luaopen_fluence_aws(lua_State *L)
 {
+    lazylib_crypto(L);      /* HMAC, SHA-256 and RAND_bytes from here on */
     static const luaL_Reg methods[] = {
         {"region", creds_region}, {"profile", creds_profile}, {"source", creds_source},
         {"has_session_token", creds_has_session_token}, {"endpoint", creds_endpoint},

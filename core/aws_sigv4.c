@@ -1,9 +1,6 @@
 /* SigV4 cryptography over libcrypto (see aws_sigv4.h). */
 #include <string.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/sha.h>
+#include "lazylib.h"
 #include "aws_sigv4.h"
 
 static void to_hex(const unsigned char *d, size_t n, char *out)

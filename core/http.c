@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <curl/curl.h>
+#include "lazylib.h"
 #include <lauxlib.h>
 
 #include "http_transfer.h"
@@ -54,21 +54,10 @@ static void set_blob(CURL *easy, CURLoption opt, const char *data)
     curl_easy_setopt(easy, opt, &blob);
 }
 
-/* libcurl (and OpenSSL under it) initialise on the first request, not at
- * start: most runs (offline selection) never make one. */
-static void global_init(lua_State *L)
-{
-    static int initialized;
-    if (initialized) return;
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) luaL_error(L, "cannot initialise libcurl");
-    initialized = 1;
-}
-
 /* [-0, +1, e]  Builds a transfer userdata from the request table at req. */
 static struct http_transfer *prepare(lua_State *L, int req)
 {
     luaL_checktype(L, req, LUA_TTABLE);
-    global_init(L);
     const char *url = opt_string(L, req, "url");
     if (!url) luaL_error(L, "http request without url");
     const char *method = opt_string(L, req, "method");
@@ -183,6 +172,7 @@ static int http_request(lua_State *L)
 static int http_request_many(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
+    lazylib_curl(L);
     long max_parallel = 16;
     if (lua_istable(L, 2)) {
         lua_getfield(L, 2, "max_parallel");

@@ -65,6 +65,7 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
 struct http_transfer *http_transfer_new(lua_State *L, const char *url, double timeout,
                                         double connect_timeout, size_t max_body)
 {
+    lazylib_curl(L);
     struct http_transfer *t = lua_newuserdatauv(L, sizeof *t, 1);
     memset(t, 0, sizeof *t);
     if (luaL_newmetatable(L, TRANSFER_MT)) {

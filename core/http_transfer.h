@@ -6,7 +6,7 @@
 #ifndef FLUENCE_HTTP_TRANSFER_H
 #define FLUENCE_HTTP_TRANSFER_H
 #include <stddef.h>
-#include <curl/curl.h>
+#include "lazylib.h"
 #include <lua.h>
 
 struct http_transfer {

@@ -32,7 +32,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <curl/curl.h>
+#include "lazylib.h"
 #include <jansson.h>
 #include <lauxlib.h>
 #include "http_transfer.h"
@@ -576,6 +576,7 @@ static void load_in_cluster(lua_State *L, struct config *c, const char *ns)
 /* load{kubeconfig=, context=, namespace=} */
 static int kube_load(lua_State *L)
 {
+    lazylib_curl(L);        /* URL parsing and requests */
     luaL_checktype(L, 1, LUA_TTABLE);
     lua_settop(L, 1);
     const char *explicit_file = field_str(L, 1, "kubeconfig");
@@ -755,6 +756,7 @@ static int config_tostring(lua_State *L)
  *                connect_timeout=, max_body=} */
 static int config_request(lua_State *L)
 {
+    lazylib_curl(L);
     struct config *c = check_config(L);
     luaL_checktype(L, 2, LUA_TTABLE);
     lua_settop(L, 2);
@@ -899,11 +901,6 @@ static int kube_sleep(lua_State *L)
 
 int luaopen_fluence_kube(lua_State *L)
 {
-    static int initialized;
-    if (!initialized) {
-        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) return luaL_error(L, "cannot initialise libcurl");
-        initialized = 1;
-    }
     static const luaL_Reg methods[] = {
         {"info", config_info}, {"request", config_request}, {NULL, NULL}
     };

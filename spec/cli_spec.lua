@@ -60,3 +60,35 @@ describe("fluence command line", function()
     assert.matches("Usage: kubectl fluence", r.out, 1, true)
   end)
 end)
+
+describe("startup", function()
+  -- libcurl (and the 30-odd libraries under it) cost ~15 ms per start when
+  -- linked: they are loaded on first use (core/lazylib.c).  An offline
+  -- selection must not load them at all; a run that needs them must.
+  local function loaded_libs(args)
+    args.env = args.env or {}
+    args.env.LD_DEBUG = "libs"
+    args.env.HOME = "/nonexistent"
+    local r = cli.run(args)
+    return r, r.err
+  end
+
+  it("loads neither libcurl nor libcrypto for an offline selection", function()
+    local r, trace = loaded_libs{ "select", "-f", cli.root .. "/examples/quickstart/job.yaml", "--attributes",
+                                  cli.root .. "/examples/quickstart/attributes.yaml", "--offline" }
+    assert.are.equal(0, r.code)
+    assert.is_nil(trace:find("libcurl", 1, true), "libcurl was loaded")
+    assert.is_nil(trace:find("libcrypto", 1, true), "libcrypto was loaded")
+  end)
+
+  it("loads libcurl when it talks to a cluster", function()
+    local dir = cli.tmpdir()
+    local kc = cli.write(dir .. "/kubeconfig", "apiVersion: v1\nkind: Config\ncurrent-context: c\n" ..
+      "clusters: [{name: k, cluster: {server: 'https://127.0.0.1:1'}}]\n" ..
+      "users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n")
+    local _, trace = loaded_libs{ "select", "-f", cli.root .. "/examples/quickstart/job.yaml", "--attributes",
+                                  cli.root .. "/examples/quickstart/attributes.yaml", "--kubeconfig", kc }
+    cli.cleanup()
+    assert.truthy(trace:find("libcurl", 1, true), "libcurl was not loaded")
+  end)
+end)
