@@ -77,8 +77,16 @@ function M.new(opts)
     warn = say,
     cluster = readonly(opts.cluster or {}, "api.cluster"),
   }
-  local ok, aws = pcall(require, "fluence.aws")
-  if ok then api.aws = readonly(aws, "api.aws") end
+  -- fluence.aws loads libcrypto: only when a provider first reaches for it
+  local aws
+  api.aws = setmetatable({}, {
+    __index = function(_, k)
+      aws = aws or require "fluence.aws"
+      return aws[k]
+    end,
+    __newindex = function() error("api.aws is read-only", 2) end,
+    __metatable = false,
+  })
   return readonly(api, "api")
 end
 
