@@ -52,7 +52,11 @@ do
         ("%.2f ms (min %.2f), %.1f MiB RSS"):format(r.median, r.min, r.rss), r.median < 3)
   else notes[#notes + 1] = "select on the examples failed: " .. err end
   local v = timeit(50, { FL, "version" })
-  if v then notes[#notes + 1] = ("Startup (`fluence version`): median %.2f ms, %.1f MiB RSS."):format(v.median, v.rss) end
+  local t = timeit(50, { "/bin/true" })
+  if v and t then
+    notes[#notes + 1] = ("Startup (`fluence version`): median %.2f ms, %.1f MiB RSS; this machine's floor, " ..
+      "`/bin/true`, is %.2f ms."):format(v.median, v.rss, t.median)
+  end
 end
 
 -- 2. 10,000 backends through a 5-stage pipeline
@@ -134,6 +138,31 @@ for _, r in ipairs(rows) do doc[#doc + 1] = r end
 doc[#doc + 1] = ""
 for _, n in ipairs(notes) do doc[#doc + 1] = "- " .. n end
 doc[#doc + 1] = ""
+doc[#doc + 1] = [[
+## Targets not met, and why
+
+- **`select` on the examples under 3 ms** (about 7 ms). Starting any
+  process here costs ~1.8 ms (`/bin/true` above) and starting fluence ~3.2 ms
+  (`fluence version`: the dynamic loader for 8 libraries, Lua 5.4); the
+  selection adds ~4 ms: loading and sandboxing every built-in plugin,
+  building the LPeg grammar, parsing and rewriting the manifest. Removed to
+  get here: linking libcurl cost ~15 ms per start (now loaded on first use,
+  `core/lazylib.c`), and compiling the embedded Lua sources ~40% of a run
+  (now bytecode). Next step, not taken: load only the plugins a run names.
+- **10,000 backends through a 5-stage pipeline under 50 ms.** The pipeline
+  itself runs in about 60 ms: every stage hands each backend to sandboxed
+  plugin code as a read-only view (one C metamethod call per field read) and
+  records what it kept and dropped, and why, for explain and the audit. The
+  whole process is dominated by reading the 1.7 MB attribute file: libyaml
+  alone costs ~75 instructions per byte (the file provider reads JSON through
+  libyaml too, for one located-error path), and the provider validates every
+  field of 10,000 backends.
+- **100 MB/s on a 100 MB stream.** The stream runs at 75-90 MB/s with peak
+  memory under 2x the input (met). libyaml's parse of the stream is ~40% of
+  the time; the rest is building the document trees and object tables for
+  20,000 objects, the edits, and the Lua selection for 10,000 Fluence
+  objects (one decision shared by all identical requests).
+]]
 for _, r in ipairs(raw) do doc[#doc + 1] = r end
 local f = assert(io.open("docs/benchmarks.md", "w"))
 f:write(table.concat(doc, "\n") .. "\n")
