@@ -16,19 +16,11 @@
 --   api.cluster.offerings() -> offerings | nil, err   (set by the selection; nil offline)
 --   api.aws              -- fluence.aws (credentials chain, SigV4) when built in
 local sys = require "fluence.sys"
+-- read-only views (core/readonly.c): providers cannot replace what other
+-- providers use
+local readonly = require("fluence.sandbox").readonly
 
 local M = {}
-
--- A read-only view: providers cannot replace what other providers use.
-local function readonly(t, name)
-  return setmetatable({}, {
-    __index = t,
-    __newindex = function() error(name .. " is read-only", 2) end,
-    __metatable = false,
-    __pairs = function() return next, t, nil end,
-  })
-end
-M.readonly = readonly
 
 local function copy(mod, names)
   local t = {}
@@ -65,9 +57,9 @@ function M.new(opts)
     end,
   }
   local api = {
-    yaml = readonly(copy(yaml, { "decode", "decode_all", "marks", "null" }), "api.yaml"),
-    json = readonly(copy(json, { "decode", "encode", "null", "array", "object", "is_array" }), "api.json"),
-    http = readonly(logged_http, "api.http"),
+    yaml = copy(yaml, { "decode", "decode_all", "marks", "null" }),
+    json = copy(json, { "decode", "encode", "null", "array", "object", "is_array" }),
+    http = logged_http,
     env = sys.getenv,
     locate = sys.locate,
     read_file = sys.read_file,
@@ -75,7 +67,7 @@ function M.new(opts)
     monotonic = sys.monotonic,
     log = function(fmt, ...) logger.v(1, fmt, ...) end,
     warn = say,
-    cluster = readonly(opts.cluster or {}, "api.cluster"),
+    cluster = opts.cluster or {},
   }
   -- fluence.aws loads libcrypto: only when a provider first reaches for it
   local aws
@@ -84,10 +76,8 @@ function M.new(opts)
       aws = aws or require "fluence.aws"
       return aws[k]
     end,
-    __newindex = function() error("api.aws is read-only", 2) end,
-    __metatable = false,
   })
-  return readonly(api, "api")
+  return readonly(api)        -- deep: api.yaml, api.aws ... are views too
 end
 
 return M

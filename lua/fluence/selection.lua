@@ -30,7 +30,6 @@ local function describe(obj)
 end
 
 local logger = require "fluence.log"
-local function log(_, level, fmt, ...) logger.v(level, fmt, ...) end
 
 -- The cluster's offerings, read at most once per run (nil, reason when not
 -- available).  --offline skips the cluster entirely.
@@ -57,7 +56,7 @@ local function offerings_source(args)
             tostring(err and err.message or err or "unknown error") .. "); selecting over all provided backends"
       if opts["require-offerings"] then errors.raise("CLUSTER", "%s", why) end
     end
-    log(args, 1, "offerings: %s in %.0f ms", value and (#value.backends .. " backends") or "unavailable",
+    logger.v(1, "offerings: %s in %.0f ms", value and (#value.backends .. " backends") or "unavailable",
         (sys.monotonic() - t0) * 1000)
     return value, why
   end
@@ -158,7 +157,7 @@ local function gather(reg, args, req, providers, state)
     local m, err = merge.merge(state.results)
     if not m then errors.raise("INPUT", "%s", err) end
     state.merged = m
-    log(args, 1, "provider %s: %d backends in %.0f ms", e.name, #(backends or {}), (sys.monotonic() - t0) * 1000)
+    logger.v(1, "provider %s: %d backends in %.0f ms", e.name, #(backends or {}), (sys.monotonic() - t0) * 1000)
   end
 end
 
@@ -180,7 +179,7 @@ end
 
 -- select-candidates and the cluster's offerings narrow the pool before the
 -- pipeline; each drop keeps its reason (the Go client's wording).
-local function narrow(backends, req, offered, dropped, notes)
+local function narrow(backends, req, offered, dropped)
   local out = backends
   if req.candidates then
     local allow = {}
@@ -313,7 +312,7 @@ local function decide(ctx, req, how)
   local offered, why = reg.offerings()
   if why and not args.opts.offline then d.notes[#d.notes + 1] = why end
   local dropped = {}
-  local pool = narrow(backends, req, offered, dropped, d.notes)
+  local pool = narrow(backends, req, offered, dropped)
   if #pool == 0 then
     d.dropped, d.result = dropped, { ok = false, stages = {}, dropped = {} }
     d.no_candidates = #backends == 0 and
