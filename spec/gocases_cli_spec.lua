@@ -1,5 +1,5 @@
--- Every recorded selection of the earlier Go client (shared/conformance/
--- go-client/selections.json), run through bin/fluence select with the case's
+-- Every recorded selection of the earlier Go client (spec/fixtures/
+-- conformance/go-client/selections.json), run through bin/fluence select with the case's
 -- attribute file and manifest written out as YAML: fluence must agree on
 -- success versus failure and on the chosen backend (and, where recorded, the
 -- final candidate list in the audit).
@@ -7,15 +7,11 @@ local cli = require "support.cli"
 local json = require "fluence.json"
 local toyaml = require "support.toyaml"
 
-local CORPUS = os.getenv("FLUENCE_CONFORMANCE") or (cli.root .. "/../shared/conformance")
+local CORPUS = os.getenv("FLUENCE_CONFORMANCE") or (cli.root .. "/spec/fixtures/conformance")
 local path = CORPUS .. "/go-client/selections.json"
-local text = cli.slurp(path)
+local text = assert(cli.slurp(path), "the vendored corpus is missing: " .. path)
 
 describe("the Go client's recorded selections", function()
-  if not text then
-    it("needs the conformance corpus", function() pending("not found: " .. path) end)
-    return
-  end
   local cases = assert(json.decode(text, path))
   local dir
   setup(function() dir = cli.tmpdir() end)

@@ -1,4 +1,4 @@
--- The earlier Go client's recorded selections (spec/fixtures/go-client/
+-- The earlier Go client's recorded selections (spec/fixtures/conformance/go-client/
 -- selections.json, a copy of the shared conformance corpus): for every case
 -- our pipeline must agree on success versus failure, on the chosen backend,
 -- on the surviving list when recorded, and on which stage failed.
@@ -9,7 +9,7 @@ local pipeline = require "fluence.pipeline"
 local attrfile = require "support.attrfile"
 
 local root = os.getenv("PWD")
-local cases = assert(json.decode(assert(sys.read_file(root .. "/spec/fixtures/go-client/selections.json"))))
+local cases = assert(json.decode(assert(sys.read_file((os.getenv("FLUENCE_CONFORMANCE") or (root .. "/spec/fixtures/conformance")) .. "/go-client/selections.json"))))
 local reg = plugins.load_policies{ source_dir = root, home = "", path = "" }
 
 describe("Go client conformance", function()

@@ -1,9 +1,9 @@
--- Every case of the Fluxion conformance corpus (../shared/conformance/fluxion)
+-- Every case of the Fluxion conformance corpus (spec/fixtures/conformance/fluxion)
 -- run through `fluence match`: the output must equal resource-query's -t file
 -- byte for byte.  The corpus is read-only data; never edit it.
 local cli = require "support.cli"
 
-local dir = os.getenv("FLUXION_CONFORMANCE") or (cli.root .. "/../shared/conformance/fluxion")
+local dir = (os.getenv("FLUENCE_CONFORMANCE") or (cli.root .. "/spec/fixtures/conformance")) .. "/fluxion"
 
 local function cases()
   local f = io.open(dir .. "/cases.tsv", "rb")

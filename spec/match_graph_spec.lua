@@ -65,8 +65,8 @@ describe("JGF loader", function()
   end)
 
   it("loads the conformance graph from a file", function()
-    local g = match.load_jgf_file(cli.root .. "/../shared/conformance/fluxion/graphs/tiny.json")
-    if g then assert.are.equal(100, g:stats().vertices) end
+    local g = assert(match.load_jgf_file(cli.root .. "/spec/fixtures/conformance/fluxion/graphs/tiny.json"))
+    assert.are.equal(100, g:stats().vertices)
   end)
 
   local bad = {

@@ -45,10 +45,10 @@ end
 
 describe("match.parse_jobspec", function()
   it("reads the corpus jobspecs", function()
-    local dir = (os.getenv("PWD")) .. "/../shared/conformance/fluxion/jobspecs/basics/"
+    local dir = (os.getenv("PWD")) .. "/spec/fixtures/conformance/fluxion/jobspecs/basics/"
     for _, f in ipairs { "test001.yaml", "test002.yaml", "test003.yaml", "test004.yaml" } do
-      local fh = io.open(dir .. f)
-      if fh then
+      local fh = assert(io.open(dir .. f))
+      do
         local t, err = match.parse_jobspec(fh:read("a"), f)
         fh:close()
         assert.is_table(t, err)
