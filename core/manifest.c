@@ -4,7 +4,10 @@
  *                                 (text: a string or what manifest.read returns)
  *   manifest.read(path)        -> text | nil, "path: reason" (#text, tostring(text))
  *   stream:objects()              -> array of object descriptions (the caller's own)
- *   stream:set_annotations(i, {k = v, ...}) -> true | nil, located error
+ *   stream:set_annotations(i, {k = v, ...} [, scope]) -> true | nil, located error
+ *                                 scope: "object" (the object's own metadata),
+ *                                 "templates" (its Fluence pod templates), or
+ *                                 nil for both
  *   stream:render()               -> the text with every edit applied
  *   stream:write(fd)              -> true | nil, message: writes render()'s
  *                                    text to fd without building it
@@ -366,6 +369,13 @@ struct walk {
     size_t ntn, captn;
 };
 
+static int is_minicluster(const struct mtree *t, size_t node)
+{
+    const char *kind = mt_str(t, mt_get(t, node, "kind", NULL));
+    const char *av = mt_str(t, mt_get(t, node, "apiVersion", NULL));
+    return kind && av && strcmp(kind, "MiniCluster") == 0 && strncmp(av, "flux-framework.org/", 19) == 0;
+}
+
 /* Pushes a template description; returns whether it targets Fluence. */
 static int add_template(lua_State *L, struct walk *w, size_t node, int has_rep, lua_Integer rep)
 {
@@ -545,8 +555,13 @@ static void add_object(lua_State *L, struct mstream *s, struct mparse *p, struct
     lua_setfield(L, obj, "wants_selection");
     /* sites: the object, then every Fluence-targeting template */
     uint32_t step = guess_step(t, node);
-    me_sites_for(L, p, &s->st, (int)index - 1, node, crlf, step);
-    for (size_t i = 0; i < w->ntn; i++) me_sites_for(L, p, &s->st, (int)index - 1, w->tnodes[i], crlf, step);
+    me_sites_for(L, p, &s->st, (int)index - 1, node, "metadata", crlf, step);
+    for (size_t i = 0; i < w->ntn; i++)
+        me_sites_for(L, p, &s->st, (int)index - 1, w->tnodes[i], "metadata", crlf, step);
+    /* The Flux Operator copies a MiniCluster's spec.pod.annotations to the
+     * pods it makes (Fluence schedules those): that is its pod template. */
+    if (fluence && is_map(t, spec) && is_minicluster(t, node))
+        me_sites_for(L, p, &s->st, (int)index - 1, spec, "pod", crlf, step);
     o = &s->objs[s->nobjs - 1];
     o->site_count = s->st.nsites - o->site_first;
     if (fluence && has_policy) {
@@ -697,11 +712,16 @@ static void push_located(lua_State *L, size_t byte, const char *msg)
     lua_pop(L, 1);
 }
 
+/* Pending annotations are kept per object and scope: pending[i][SCOPE_*]. */
+enum { SCOPE_OBJECT = 1, SCOPE_TEMPLATES = 2 };
+
 static int s_set_annotations(lua_State *L)
 {
     struct mstream *s = check_stream(L);
     size_t index = check_index(L, s, 2);
     luaL_checktype(L, 3, LUA_TTABLE);
+    static const char *const scopes[] = {"object", "templates", NULL};
+    int scope = lua_isnoneornil(L, 4) ? 0 : luaL_checkoption(L, 4, NULL, scopes) + 1;
     lua_settop(L, 3);
     lua_pushnil(L);                                                   /* 4 */
     const struct mobj *o = &s->objs[index - 1];
@@ -738,15 +758,22 @@ static int s_set_annotations(lua_State *L)
     lua_getiuservalue(L, 1, UV_PENDING);                              /* 5 */
     if (lua_rawgeti(L, 5, (lua_Integer)index) == LUA_TNIL) {
         lua_pop(L, 1);
-        lua_newtable(L);
+        lua_createtable(L, 2, 0);
+        lua_newtable(L); lua_rawseti(L, -2, SCOPE_OBJECT);
+        lua_newtable(L); lua_rawseti(L, -2, SCOPE_TEMPLATES);
         lua_pushvalue(L, -1);
         lua_rawseti(L, 5, (lua_Integer)index);
     }
-    lua_pushnil(L);
-    while (lua_next(L, 3)) {
-        lua_pushvalue(L, -2);
-        lua_insert(L, -2);
-        lua_rawset(L, 6);
+    for (int sc = SCOPE_OBJECT; sc <= SCOPE_TEMPLATES; sc++) {       /* 6: {object, templates} */
+        if (scope && scope != sc) continue;
+        lua_rawgeti(L, 6, sc);                                        /* 7 */
+        lua_pushnil(L);
+        while (lua_next(L, 3)) {
+            lua_pushvalue(L, -2);
+            lua_insert(L, -2);
+            lua_rawset(L, 7);
+        }
+        lua_pop(L, 1);
     }
     lua_getiuservalue(L, 1, UV_CACHE);
     lua_pushnil(L);
@@ -844,11 +871,19 @@ static struct edits *build_edits(lua_State *L, struct mstream *s, struct strbuf 
     struct strbuf *scratch = strbuf_push(L);
     for (size_t oi = 0; oi < s->nobjs; oi++) {
         if (lua_rawgeti(L, pending, (lua_Integer)oi + 1) == LUA_TNIL) { lua_pop(L, 1); continue; }
-        int kv = lua_gettop(L);
+        int scoped = lua_gettop(L);
+        lua_rawgeti(L, scoped, SCOPE_OBJECT);
+        lua_rawgeti(L, scoped, SCOPE_TEMPLATES);
         const struct mobj *o = &s->objs[oi];
         for (size_t si = o->site_first; si < o->site_first + o->site_count; si++) {
             const struct msite *st = &s->st.sites[si];
             if (st->mode == SITE_ERROR) continue;
+            /* the first site is the object's own metadata; the rest are its
+             * pod templates */
+            int kv = si == o->site_first ? scoped + 1 : scoped + 2;
+            lua_pushnil(L);
+            if (!lua_next(L, kv)) continue;                           /* nothing for this scope */
+            lua_pop(L, 2);
             lua_pushinteger(L, (lua_Integer)st->target);
             if (lua_rawget(L, merged) == LUA_TNIL) {
                 lua_pop(L, 1);
@@ -872,7 +907,7 @@ static struct edits *build_edits(lua_State *L, struct mstream *s, struct strbuf 
             }
             lua_pop(L, 2);
         }
-        lua_pop(L, 1);
+        lua_pop(L, 3);
     }
     for (lua_Integer oi = 1; oi <= norder; oi++) {
         lua_rawgeti(L, order, oi);

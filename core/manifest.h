@@ -95,6 +95,7 @@ struct msite {
     uint32_t indent, step;          /* column of new entries at level; indentation step */
     int crlf;
     size_t ent_first, ent_count;    /* existing annotation entries (level 0 inserts) */
+    const char *outer;              /* the mapping holding annotations: "metadata" ("pod" for a MiniCluster) */
     const char *errmsg;             /* SITE_ERROR */
     size_t errpos;
 };
@@ -113,8 +114,10 @@ struct mstore {                     /* growable arrays owned by the stream */
     char *strs; size_t slen, scap;
 };
 
+/* Records the site for the annotations held under key `outer` ("metadata",
+ * or "pod" in a MiniCluster's spec) of mapping `map`. */
 void me_sites_for(lua_State *L, struct mparse *p, struct mstore *s, int obj, size_t map,
-                  int crlf, uint32_t step);
+                  const char *outer, int crlf, uint32_t step);
 struct mkv {
     const char *k, *v; size_t kl, vl;
     const char *ev; size_t evl;     /* v already written as a scalar (or NULL) */

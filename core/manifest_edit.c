@@ -275,7 +275,7 @@ static void record_entries(lua_State *L, struct mparse *p, struct mstore *s, str
 }
 
 void me_sites_for(lua_State *L, struct mparse *p, struct mstore *s, int obj, size_t map,
-                  int crlf, uint32_t step)
+                  const char *outer, int crlf, uint32_t step)
 {
     const struct mtree *t = &p->tree;
     struct msite st;
@@ -283,17 +283,23 @@ void me_sites_for(lua_State *L, struct mparse *p, struct mstore *s, int obj, siz
     st.obj = obj;
     st.crlf = crlf;
     st.step = step;
+    st.outer = outer;
+    int pod = strcmp(outer, "pod") == 0;
     mt_resolve(t, map, &map);
-    size_t mkey, meta = mt_get(t, map, "metadata", &mkey), metai;
+    size_t mkey, meta = mt_get(t, map, outer, &mkey), metai;
     const struct mnode *md = mt_resolve(t, meta, &metai);
     if (!meta) insert_into(L, p, &st, map, 0, 0, 2);
-    else if (mt_is_null(t, meta)) replace_null(p, &st, meta, mkey, map, 1); else if (md->type != MN_MAP) site_error(&st, "metadata is not a mapping", t->nodes[meta].start);
+    else if (mt_is_null(t, meta)) replace_null(p, &st, meta, mkey, map, 1);
+    else if (md->type != MN_MAP)
+        site_error(&st, pod ? "spec.pod is not a mapping" : "metadata is not a mapping", t->nodes[meta].start);
     else {
         size_t akey, ann = mt_get(t, metai, "annotations", &akey), anni;
         const struct mnode *an = mt_resolve(t, ann, &anni);
         if (!ann) insert_into(L, p, &st, metai, mkey, map, 1);
         else if (mt_is_null(t, ann)) replace_null(p, &st, ann, akey, metai, 0);
-        else if (an->type != MN_MAP) site_error(&st, "metadata.annotations is not a mapping", t->nodes[ann].start);
+        else if (an->type != MN_MAP)
+            site_error(&st, pod ? "spec.pod.annotations is not a mapping" : "metadata.annotations is not a mapping",
+                       t->nodes[ann].start);
         else {
             insert_into(L, p, &st, anni, akey, metai, 0);
             if (st.mode == SITE_INSERT) record_entries(L, p, s, &st, anni);
@@ -313,7 +319,7 @@ static void put_nl(lua_State *L, struct strbuf *b, const struct msite *st, uint3
 
 static void wrap_key(lua_State *L, struct strbuf *b, const struct msite *st, int level)
 {
-    const char *k = level == 2 ? "metadata" : "annotations";
+    const char *k = level == 2 ? st->outer : "annotations";
     me_scalar(L, b, k, strlen(k), st->json);
 }
 

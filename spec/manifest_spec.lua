@@ -55,8 +55,8 @@ local function normalize(v)
     end
     if out.annotations == yaml.null or next(out.annotations) == nil then out.annotations = nil end
   end
-  if out.metadata == yaml.null or (type(out.metadata) == "table" and next(out.metadata) == nil) then
-    out.metadata = nil
+  for _, k in ipairs{ "metadata", "pod" } do      -- pod: a MiniCluster's spec.pod
+    if out[k] == yaml.null or (type(out[k]) == "table" and next(out[k]) == nil) then out[k] = nil end
   end
   return out
 end
@@ -407,6 +407,91 @@ describe("fluence.manifest edits", function()
     ok, err = s:set_annotations(1, { x = "\255" })
     assert.is_nil(ok)
     assert.matches("not valid UTF-8", err, 1, true)
+  end)
+end)
+
+describe("fluence.manifest scopes: the object, or its pod templates", function()
+  local JOB = [[
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: j
+spec:
+  template:
+    spec:
+      schedulerName: fluence
+      containers: [{name: c, image: i}]
+]]
+  local function docs(s) return assert(yaml.decode(s:render())) end
+
+  it("writes each scope only where it belongs, and both when no scope is named", function()
+    local s = assert(manifest.parse(JOB, "j.yaml"))
+    assert(s:set_annotations(1, { a = "1", both = "o" }, "object"))
+    assert(s:set_annotations(1, { both = "t" }, "templates"))
+    local d = docs(s)
+    assert.are.same({ a = "1", both = "o" }, d.metadata.annotations)
+    assert.are.same({ both = "t" }, d.spec.template.metadata.annotations)
+    s = assert(manifest.parse(JOB, "j.yaml"))
+    assert(s:set_annotations(1, { k = "v" }))
+    d = docs(s)
+    assert.are.same({ k = "v" }, d.metadata.annotations)
+    assert.are.same({ k = "v" }, d.spec.template.metadata.annotations)
+  end)
+
+  it("leaves the templates untouched when only the object is written", function()
+    local s = assert(manifest.parse(JOB, "j.yaml"))
+    assert(s:set_annotations(1, { k = "v" }, "object"))
+    assert.is_nil(docs(s).spec.template.metadata)
+  end)
+
+  it("refuses an unknown scope", function()
+    local s = assert(manifest.parse(JOB, "j.yaml"))
+    assert.has_error(function() s:set_annotations(1, { k = "v" }, "pods") end)
+  end)
+
+  local MC = [[
+apiVersion: flux-framework.org/v1alpha2
+kind: MiniCluster
+metadata:
+  name: mc
+%s  annotations:
+    fluence.flux-framework.org/select-policy: min-cost
+spec:
+  size: 2
+%s  containers:
+    - image: x
+]]
+  local GROUP = "  labels:\n    fluence.flux-framework.org/group: g\n"
+  local function stamp(text)
+    local s = assert(manifest.parse(text, "mc.yaml"))
+    assert(s:objects()[1].wants_selection)
+    assert(s:set_annotations(1, { [BACKEND] = "gpu-l4", [RESULT] = "{}" }, "object"))
+    assert(s:set_annotations(1, { [BACKEND] = "gpu-l4" }, "templates"))
+    return s:render()
+  end
+
+  it("writes a MiniCluster's pod pin into spec.pod.annotations, which the Flux Operator copies to its pods", function()
+    local out = stamp(MC:format("", "  pod:\n    schedulerName: fluence\n"))
+    assert.are.equal(MC:format("", "  pod:\n    schedulerName: fluence\n    annotations:\n" ..
+                                   "      " .. BACKEND .. ": gpu-l4\n")
+                       :gsub("select%-policy: min%-cost\n", function(m)
+                         return m .. "    " .. BACKEND .. ": gpu-l4\n    " .. RESULT .. ": \"{}\"\n" end), out)
+    local d = assert(yaml.decode(out))
+    assert.are.same({ [BACKEND] = "gpu-l4" }, d.spec.pod.annotations)
+    assert.are.equal("fluence", d.spec.pod.schedulerName)
+  end)
+
+  it("adds to a MiniCluster's existing pod annotations, or creates spec.pod", function()
+    local d = assert(yaml.decode(stamp(MC:format("", "  pod:\n    annotations:\n      team: a\n    schedulerName: fluence\n"))))
+    assert.are.same({ team = "a", [BACKEND] = "gpu-l4" }, d.spec.pod.annotations)
+    d = assert(yaml.decode(stamp(MC:format(GROUP, ""))))
+    assert.are.same({ annotations = { [BACKEND] = "gpu-l4" } }, d.spec.pod)
+  end)
+
+  it("locates a MiniCluster whose spec.pod is not a mapping", function()
+    local s, err = manifest.parse(MC:format(GROUP, "  pod: [1]\n"), "mc.yaml")
+    assert.is_nil(s)
+    assert.matches("^mc%.yaml:11:8: spec%.pod is not a mapping", err)
   end)
 end)
 
