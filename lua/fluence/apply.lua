@@ -3,13 +3,20 @@
 --
 --   apply.apply_all(client, objects, opts) -> results
 --     objects: { {kind =, apiVersion =, name =, generateName =, namespace =,
---                 json = "<the object as JSON>"}, ... }   (a v1 List expands)
+--                 json = "<the object as JSON>",
+--                 chosen = "<the backend this run pinned>" | nil}, ... }
+--              (a v1 List expands)
 --     opts: { field_manager = "kubectl-fluence", force = bool,
 --             dry_run = nil | "server", create = bool, namespace = default ns,
 --             namespace_explicit = bool (-n given: objects naming another
 --             namespace are refused, as kubectl does) }
 --     results: { {ok =, name = "job.batch/x", action = "serverside-applied" |
 --                 "created", message = (error text), object = (server's answer)}, ... }
+--   apply.preflight(client, objects, opts) -> conflicts
+--     for every object this run pinned that already exists: the same decision
+--     keeps the live audit's time (objects[i].json is updated), another pin
+--     is checked with a server dry run (a Job's pod template is immutable).
+--     Each conflict: {name =, namespace =, from =, to =, reason =}.
 --   apply.display_name(apiVersion, kind, name) -> "job.batch/x"
 --   apply.to_yaml(value) -> text      (block YAML, keys sorted, like kubectl -o yaml)
 --
@@ -45,14 +52,16 @@ local function expand(objects)
     else
       -- an object without its JSON is reported as failed, never skipped
       out[#out + 1] = { kind = o.kind, apiVersion = o.apiVersion, name = o.name, generateName = o.generateName,
-                        namespace = o.namespace, doc = doc,
+                        namespace = o.namespace, doc = doc, chosen = o.chosen, source = o,
                         missing = not o.json and "no JSON text for this object" or nil }
     end
   end
   return out
 end
 
-local function apply_one(client, o, opts)
+-- The object's namespace (nil for cluster-scoped kinds), written into its
+-- metadata as the server will store it.
+local function place(client, o, opts)
   local doc = o.doc
   if o.missing then errors.raise("INTERNAL", "%s", o.missing) end
   if type(doc) ~= "table" or not o.kind or not o.apiVersion then
@@ -73,6 +82,12 @@ local function apply_one(client, o, opts)
   else
     meta.namespace = nil
   end
+  return ns, meta
+end
+
+local function apply_one(client, o, opts)
+  local doc = o.doc
+  local ns, meta = place(client, o, opts)
   local query = { fieldManager = opts.field_manager or M.FIELD_MANAGER }
   if opts.dry_run == "server" then query.dryRun = "All" end
   local status, answer
@@ -94,6 +109,88 @@ local function apply_one(client, o, opts)
   return status, answer
 end
 
+local PIN = "fluence.flux-framework.org/require-backend"
+local RESULT = "fluence.flux-framework.org/select-result"
+
+-- The audit without its time: two audits of the same decision compare equal.
+-- (audit.lua writes "time" last.)
+local function timeless(text)
+  return type(text) == "string" and (text:gsub(',"time":"[^"]*"}$', "}")) or nil
+end
+
+-- The server's reason for a 422, without the dump of the whole object its
+-- message may carry ("spec.template: Invalid value: core.PodTemplateSpec{...}:
+-- field is immutable" -> "spec.template: field is immutable").
+local function invalid_reason(err)
+  local body = err.body
+  local causes = type(body) == "table" and type(body.details) == "table" and body.details.causes
+  local out = {}
+  for _, c in ipairs(type(causes) == "table" and causes or {}) do
+    if type(c) == "table" and type(c.message) == "string" then
+      local msg = c.message:match("^Invalid value: .*: ([^:]+)$") or c.message
+      out[#out + 1] = (type(c.field) == "string" and (c.field .. ": ") or "") .. msg
+    end
+  end
+  if #out > 0 then return table.concat(out, "; ") end
+  return err.server_message or err.message
+end
+
+-- One object this run pinned, against what the cluster holds:
+-- * the same decision as the live object's: its audit keeps the live time,
+--   so re-applying an unchanged manifest changes nothing at all;
+-- * another pin: a server dry run says whether the change is allowed; a
+--   refusal (a Job's pod template is immutable) is a conflict.
+local function check_one(client, o, opts)
+  local ns, meta = place(client, o, opts)
+  if not meta.name then return nil end
+  local path = client:path(o.apiVersion, o.kind, ns, meta.name)
+  local ok, st, live = errors.try(client.request, client, "GET", path)
+  if not ok then
+    if st.status == 404 then return nil end              -- new: nothing to change
+    error(st, 0)
+  end
+  local lann = type(live) == "table" and type(live.metadata) == "table" and live.metadata.annotations
+  lann = type(lann) == "table" and lann or {}
+  local ann = type(meta.annotations) == "table" and meta.annotations or {}
+  local from = lann[PIN]
+  if ann[RESULT] and timeless(lann[RESULT]) == timeless(ann[RESULT]) and lann[RESULT] ~= ann[RESULT] then
+    ann[RESULT] = lann[RESULT]
+    o.source.json = json.encode(o.doc)
+  end
+  if from == o.chosen then return nil end
+  local q = { fieldManager = opts.field_manager or M.FIELD_MANAGER, dryRun = "All" }
+  if opts.force then q.force = "true" end
+  local okd, err = errors.try(client.request, client, "PATCH", path, json.encode(o.doc), "application/apply-patch+yaml", q)
+  if okd then return nil end
+  if err.status ~= 422 then error(err, 0) end           -- not about the change: apply reports it
+  return { name = M.display_name(o.apiVersion, o.kind, meta.name), namespace = ns, from = from, to = o.chosen,
+           reason = invalid_reason(err) }
+end
+
+function M.preflight(client, objects, opts)
+  opts = opts or {}
+  local conflicts = {}
+  for _, o in ipairs(expand(objects)) do
+    if o.chosen and o.source and not opts.create then
+      local ok, c = errors.try(check_one, client, o, opts)
+      -- a check that cannot be made (no right to read it ...) is left to the apply
+      if ok and c then conflicts[#conflicts + 1] = c end
+    end
+  end
+  return conflicts
+end
+
+-- What to tell the user about one conflict: what changed, why the server
+-- refuses, and the two ways forward.
+function M.conflict_message(c)
+  local ns = c.namespace and (" -n " .. c.namespace) or ""
+  return ("%s: the selected backend changed from %s to %q since it was last applied, and the server refuses " ..
+          "to change it in place (%s). To move it, delete it (kubectl delete %s%s) and apply again; " ..
+          "to keep it where it is, pin it in the manifest (annotation %s: %s)")
+    :format(c.name, c.from and ("%q"):format(c.from) or "no pin", c.to, c.reason, c.name, ns,
+            PIN, c.from or "NAME")
+end
+
 function M.apply_all(client, objects, opts)
   opts = opts or {}
   local results = {}
@@ -103,7 +200,7 @@ function M.apply_all(client, objects, opts)
     if ok and type(answer) == "table" and type(answer.metadata) == "table" and answer.metadata.name then
       name = answer.metadata.name
     end
-    local res = { ok = ok, name = M.display_name(o.apiVersion, o.kind, name) }
+    local res = { ok = ok, name = M.display_name(o.apiVersion, o.kind, name), chosen = o.chosen }
     if ok then
       res.action = opts.create and "created" or "serverside-applied"
       if opts.dry_run == "server" then res.action = res.action .. " (server dry run)" end

@@ -10,6 +10,8 @@
 --     how.policy_file: `fluence run POLICY.lua` (decides every Fluence object)
 --     how.explain:     also keep every backend and stage for explain
 --     how.objects_json: give every object its edited JSON (o.json), for apply
+--   res.objects[i].chosen: the backend this run pinned the object to (nil
+--     when it made no selection for it)
 local sys = require "fluence.sys"
 local errors = require "fluence.errors"
 local inputs = require "fluence.inputs"
@@ -357,7 +359,11 @@ local function select_one(ctx, obj, where, how)
   return rec
 end
 
--- Writes the pin and the audit into the object (and its pod templates).
+-- Writes the pin and the audit into the object, and the pin alone into its
+-- pod templates.  What reaches a pod template must be deterministic: a
+-- changed template restarts a Deployment's pods and is refused for a Job, so
+-- re-applying an unchanged manifest must not change one.  The time-stamped
+-- audit therefore lives on the object only (docs/kubernetes.md).
 local function stamp(stream, obj, rec)
   local d = rec.decision
   local used = audit.used(obj.annotations, { [PIN] = true, [RESULT] = true })
@@ -371,7 +377,8 @@ local function stamp(stream, obj, rec)
     text = audit.encode(a, budget)
     if not d.audit_text then d.audit_text = text end
   end
-  local ok, err = stream:set_annotations(obj.index, { [PIN] = rec.chosen, [RESULT] = text })
+  local ok, err = stream:set_annotations(obj.index, { [PIN] = rec.chosen, [RESULT] = text }, "object")
+  if ok then ok, err = stream:set_annotations(obj.index, { [PIN] = rec.chosen }, "templates") end
   if not ok then errors.raise("INPUT", "%s", err) end
 end
 
@@ -407,6 +414,7 @@ function selection.run(args, how)
     for _, obj in ipairs(st.objects) do
       local where = ("%s:%d:%d"):format(st.name, obj.line or 1, obj.col or 1)
       local wanted = obj.wants_selection or (how.policy_file and obj.targets_fluence)
+      local chosen
       if wanted and obj.annotations[PIN] and not opts["force-select"] and not how.policy_file then
         stderr[#stderr + 1] = ('note: %s already pinned to "%s"; skipping selection ' ..
                                '(use --force-select to override)\n'):format(describe(obj), obj.annotations[PIN])
@@ -423,11 +431,13 @@ function selection.run(args, how)
         if rec.chosen then
           stamp(st.stream, obj, rec)
           stderr[#stderr + 1] = report(rec)
+          chosen = rec.chosen
         end
       end
       objects[#objects + 1] = { stream = st.stream, index = obj.index, kind = obj.kind,
                                 apiVersion = obj.apiVersion, name = obj.name,
-                                generateName = obj.generateName, namespace = obj.namespace }
+                                generateName = obj.generateName, namespace = obj.namespace,
+                                chosen = chosen }
     end
   end
 

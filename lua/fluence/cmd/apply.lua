@@ -10,7 +10,10 @@
 --   --force-conflicts             force=true
 --
 -- Exit 4 when any object failed; every object is reported either way
--- (successes on stdout, failures on stderr).
+-- (successes on stdout, failures on stderr).  Before applying, objects this
+-- run pinned that already exist with another pin are checked with a server
+-- dry run: when the server refuses the change (a Job's immutable pod
+-- template), nothing is applied and each such object is named with what to do.
 local sys = require "fluence.sys"
 local errors = require "fluence.errors"
 local json = require "fluence.json"
@@ -89,12 +92,24 @@ function cmd.run(args)
       return sys.EXIT.OK
     end
   end
-  local results = apply.apply_all(client, res.objects, {
+  local how = {
     field_manager = opts["field-manager"] or apply.FIELD_MANAGER,
     force = opts["force-conflicts"] and true or false,
     dry_run = mode, create = args.verb == "create",
     namespace = client.namespace, namespace_explicit = opts.namespace ~= nil,
-  })
+  }
+  -- A changed selection the server cannot apply in place (a Job's pod
+  -- template is immutable) stops the run before anything is applied.
+  local conflicts = apply.preflight(client, res.objects, how)
+  if #conflicts > 0 then
+    local lines = {}
+    for i, c in ipairs(conflicts) do lines[i] = "fluence: " .. apply.conflict_message(c) .. "\n" end
+    lines[#lines + 1] = ("fluence: nothing was applied (%d object%s cannot take the new selection)\n")
+      :format(#conflicts, #conflicts == 1 and "" or "s")
+    sys.write(2, table.concat(lines))
+    return sys.EXIT.CLUSTER
+  end
+  local results = apply.apply_all(client, res.objects, how)
   local out, err, failed = {}, {}, 0
   for _, r in ipairs(results) do
     if r.ok then
