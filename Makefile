@@ -40,7 +40,7 @@ CORE_OBJ := $(CORE_SRC:core/%.c=$(B)/obj/%.o)
 GEN_OBJ  := $(B)/obj/gen_modules.o $(B)/obj/gen_embed.o
 LUA_SRC  := $(shell find lua policies providers -name '*.lua' 2>/dev/null | LC_ALL=C sort)
 
-.PHONY: all deps deps-test deps-fuzz test demo check check-asan check-valgrind install uninstall clean bench fuzz fuzz-build
+.PHONY: all deps deps-test deps-fuzz test-assets test demo check check-asan check-valgrind install uninstall clean bench fuzz fuzz-build
 all: bin/fluence bin/kubectl-fluence $(B)/lib/fluence.so
 
 # Every C file that defines luaopen_fluence_NAME becomes the module fluence.NAME:
@@ -85,12 +85,17 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	./bin/fluence select -f examples/quickstart/job.yaml --attributes examples/quickstart/attributes.yaml --offline
 
-test: deps-test
+# The real kube-apiserver + etcd the cluster specs start (envtest's
+# KUBEBUILDER_ASSETS convention; build/envtest from ../shared/envtest).
+test-assets:
+	@sh tools/envtest-assets.sh
+
+test: deps-test test-assets
 	@$(MAKE) --no-print-directory WERROR=1 all
 	@sh spec/run
 
 # Sanitizers: a separate build tree so the normal one stays fast.
-check: deps-test check-asan check-valgrind
+check: deps-test test-assets check-asan check-valgrind
 check-asan:
 	@$(MAKE) --no-print-directory BUILD_SUFFIX=-asan OPT=-O1 \
 	  SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined' \

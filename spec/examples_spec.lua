@@ -11,8 +11,9 @@
 --                               "chosen:" lines, the require-backend pins
 --   stderr: TEXT / stdout: TEXT  must appear in that stream (repeatable)
 -- and, for the whole example:
---   needs: cluster              start the test API server (spec/support/
---                               kube_server.py) and point KUBECONFIG at it
+--   needs: cluster              use the specs' real kube-apiserver (spec/
+--                               support/envtest.lua; pending without one)
+--                               and point KUBECONFIG at it
 --   setup: COMMAND              run first (e.g. kubectl apply ...)
 --   requires-policy: NAME       pending unless `fluence policies` has NAME
 --   pending-if-fails: REASON    a case that fails is pending with REASON
@@ -21,14 +22,16 @@
 -- Every example runs hermetically: a fresh HOME, no AWS credentials, no
 -- plugin path variables, no colour, a fixed clock.  Each command must
 -- appear verbatim in the example's README.md.
+--
+-- With a real kube-apiserver, every workload manifest in examples/, and the
+-- manifest every `fluence select` case prints, must also be accepted by it
+-- (a server-side dry run): an example a real cluster rejects is a bug.
 local cli = require "support.cli"
+local envtest = require "support.envtest"
+local yaml = require "fluence.yaml"
 
 local root = cli.root
 local q = cli.quote
-
-local function have(prog)
-  return os.execute("command -v " .. prog .. " >/dev/null 2>&1") == true
-end
 
 local function read_lines(cmd)
   local p = io.popen(cmd)
@@ -103,6 +106,29 @@ end
 
 local dirs = read_lines("cd " .. q(root) .. " && ls -d examples/*/ 2>/dev/null")
 
+-- Every object of a manifest text, created with dryRun=All in namespace ns
+-- of the real server: nil when all are accepted, else the server's message.
+local function server_rejects(api, ns, text, name)
+  local docs = assert(yaml.decode_all(text, name))
+  for _, d in ipairs(docs) do
+    local items = type(d) == "table" and type(d.kind) == "string" and d.kind:match("List$") and d.items or { d }
+    for _, o in ipairs(items) do
+      if type(o) == "table" and o.kind then
+        if type(o.metadata) == "table" then o.metadata.namespace = nil end
+        local ok, err = pcall(function()
+          local path = api.client:path(o.apiVersion, o.kind, ns)
+          api:request("POST", path, o, nil, { dryRun = "All" })
+        end)
+        if not ok then return ("%s/%s: %s"):format(o.kind, tostring(o.metadata and o.metadata.name), tostring(err)) end
+      end
+    end
+  end
+end
+
+-- A real server when there is one (nil otherwise: those checks are pending).
+local api, no_api = envtest.get()
+local CM = "/api/v1/namespaces/kube-system/configmaps/fluence-resources"
+
 describe("examples gallery", function()
   teardown(function() cli.cleanup() end)
 
@@ -141,6 +167,26 @@ describe("examples gallery", function()
     end
   end)
 
+  it("has only workload manifests a real API server accepts", function()
+    if not api then return pending("skipped (" .. no_api .. "): " .. envtest.HOW) end
+    local ns = api:namespace("examples")
+    local files = read_lines("cd " .. q(root) .. " && ls examples/*/*.yaml examples/*/*.json 2>/dev/null")
+    local checked = 0
+    for _, f in ipairs(files) do
+      local text = cli.slurp(root .. "/" .. f)
+      local docs = yaml.decode_all(text, f)
+      local manifest = docs and #docs > 0
+      for _, d in ipairs(docs or {}) do
+        if type(d) ~= "table" or not (d.apiVersion and d.kind) then manifest = false end
+      end
+      if manifest then
+        checked = checked + 1
+        assert.is_nil(server_rejects(api, ns, text, f), f)
+      end
+    end
+    assert.truthy(checked >= 8, "only " .. checked .. " manifests found")
+  end)
+
   for _, dir in ipairs(dirs) do
     local name = dir:match("examples/([^/]+)/")
     local file = root .. "/" .. dir .. "example.txt"
@@ -149,14 +195,19 @@ describe("examples gallery", function()
       describe(name, function()
         local env, server
 
+        local ns
         setup(function()
+          if api then ns = api:namespace("example-" .. name:sub(1, 30)) end
           local home = cli.tmpdir()
           env = { HOME = home, NO_COLOR = "1", SOURCE_DATE_EPOCH = "1798761600",
                   AWS_SHARED_CREDENTIALS_FILE = home .. "/.aws/credentials",
                   AWS_CONFIG_FILE = home .. "/.aws/config",
                   PATH = root .. "/bin:" .. (os.getenv("PATH") or "") }
         end)
-        teardown(function() if server then server:stop() end end)
+        teardown(function()
+          -- the example's kube-system ConfigMap must not outlive it
+          if server then pcall(api.request, api, "DELETE", CM) end
+        end)
 
         it("names every command in its README", function()
           local readme = cli.slurp(root .. "/" .. dir .. "README.md") or ""
@@ -178,13 +229,13 @@ describe("examples gallery", function()
               end
             end
             if ex.needs == "cluster" and not env.KUBECONFIG then
-              if not (have("python3") and have("openssl")) then
-                pending("needs python3 and openssl for the test API server")
+              if not api then
+                pending("skipped (" .. no_api .. "): " .. envtest.HOW)
                 return
               end
-              local H = require "fixtures.kube.harness"
-              server = H.start()
-              env.KUBECONFIG = H.kubeconfig(server)
+              server = api
+              pcall(api.request, api, "DELETE", CM)
+              env.KUBECONFIG = api:kubeconfig_for{ namespace = ns }
               for _, s in ipairs(ex.setup) do
                 local r = run(s, env)
                 assert.are.equal(0, r.code, "setup failed: " .. s .. "\n" .. r.err)
@@ -219,6 +270,9 @@ describe("examples gallery", function()
             end
             for _, s in ipairs(c.stdout) do
               assert.truthy(r.out:find(s, 1, true), ("stdout lacks %q:\n%s"):format(s, r.out))
+            end
+            if api and c.exit == 0 and c.command:match("fluence select ") then
+              assert.is_nil(server_rejects(api, ns, r.out, c.command), "the real API server rejects the output")
             end
           end)
         end

@@ -1,12 +1,12 @@
 -- The cluster's offerings: parsing fluence-resources (both formats),
 -- inheritance and clearing, numeric conversion, reading the ConfigMap,
--- intersection with the Go client's reasons, and the configmap provider.
+-- intersection with the Go client's reasons, the configmap provider, and
+-- reading it from a real kube-apiserver.
 local offerings = require "fluence.offerings"
 local kubeclient = require "fluence.kubeclient"
 local errors = require "fluence.errors"
-local json = require "fluence.json"
 local cli = require "support.cli"
-local H = require "fixtures.kube.harness"
+local envtest = require "support.envtest"
 
 local FLUENCE = cli.slurp("spec/fixtures/kube/resources.yaml")
 
@@ -144,23 +144,29 @@ describe("the configmap provider", function()
   end)
 end)
 
-describe("offerings.fetch", function()
-  local s, path
+-- Reading the ConfigMap from a real kube-apiserver: Fluence's schema in
+-- kube-system, the Go client's flat list (first data key) elsewhere, a
+-- malformed body, 404, and 403 for a user without rights.
+envtest.describe("offerings.fetch", function(api)
+  local path, team, broken
+  local CM = "/api/v1/namespaces/%s/configmaps"
+  local function configmap(ns, data)
+    api:request("POST", CM:format(ns), { apiVersion = "v1", kind = "ConfigMap",
+                                         metadata = { name = "fluence-resources" }, data = data })
+  end
   setup(function()
-    local dir = cli.tmpdir()
-    local seed = json.array{
-      { apiVersion = "v1", kind = "ConfigMap", metadata = { name = "fluence-resources", namespace = "kube-system" },
-        data = { ["resources.yaml"] = FLUENCE } },
-      { apiVersion = "v1", kind = "ConfigMap", metadata = { name = "fluence-resources", namespace = "team-a" },
-        data = { ["z-other"] = "- name: zz\n", ["a-first"] = "- name: first\n" } },
-      { apiVersion = "v1", kind = "ConfigMap", metadata = { name = "fluence-resources", namespace = "default" },
-        data = { ["resources.yaml"] = "resources:\n  - name: broken\n" } },
-    }
-    cli.write(dir .. "/seed.json", json.encode(seed))
-    s = H.start{ "--seed", dir .. "/seed.json" }
-    path = H.kubeconfig(s)
+    -- kube-system is the scheduler's default: this spec owns it while it runs
+    pcall(api.request, api, "DELETE", CM:format("kube-system") .. "/fluence-resources")
+    configmap("kube-system", { ["resources.yaml"] = FLUENCE })
+    team, broken = api:namespace("offerings"), api:namespace("offerings-broken")
+    configmap(team, { ["z-other"] = "- name: zz\n", ["a-first"] = "- name: first\n" })
+    configmap(broken, { ["resources.yaml"] = "resources:\n  - name: broken\n" })
+    path = api.kubeconfig
   end)
-  teardown(function() s.stop(); cli.cleanup() end)
+  teardown(function()
+    pcall(api.request, api, "DELETE", CM:format("kube-system") .. "/fluence-resources")
+    cli.cleanup()
+  end)
 
   it("reads resources.yaml from kube-system", function()
     local p = offerings.fetch(kubeclient.new{ kubeconfig = path })
@@ -168,9 +174,10 @@ describe("offerings.fetch", function()
     assert.are.equal("resources.yaml", p.key)
   end)
 
-  it("falls back to the first data key in sorted order", function()
-    local p = offerings.fetch(kubeclient.new{ kubeconfig = path }, "team-a")
+  it("reads the Go client's flat list, falling back to the first data key in sorted order", function()
+    local p = offerings.fetch(kubeclient.new{ kubeconfig = path }, team)
     assert.are.equal("first", p.backends[1].name)
+    assert.are.equal(1, #p.backends)
   end)
 
   it("raises structured errors: CLUSTER when unreadable, INPUT when malformed", function()
@@ -178,13 +185,16 @@ describe("offerings.fetch", function()
     assert.is_false(ok)
     assert.is_true(errors.is(e))
     assert.matches('configmaps "fluence%-resources" not found %(HTTP 404', e.message)
-    ok, e = pcall(offerings.fetch, kubeclient.new{ kubeconfig = path }, "default")
+    ok, e = pcall(offerings.fetch, kubeclient.new{ kubeconfig = path }, broken)
     assert.is_false(ok)
     assert.are.equal("INPUT", e.kind)
-    assert.matches("^configmap default/fluence%-resources resources%.yaml:2:5: resources%[0%]%.type: required", e.message)
-    local bob = H.kubeconfig(s, { user = { token = H.TOKENS.bob } })
-    ok, e = pcall(offerings.fetch, kubeclient.new{ kubeconfig = bob })
-    assert.matches('is forbidden: User "bob" cannot get resource "configmaps"', e.message)
+    assert.are.equal(1, e.message:find(("configmap %s/fluence-resources resources.yaml:2:5: resources[0].type: required")
+                                         :format(broken), 1, true), e.message)
+    local nobody = api:kubeconfig_for{ context = "nobody" }
+    ok, e = pcall(offerings.fetch, kubeclient.new{ kubeconfig = nobody })
+    assert.is_false(ok)
+    assert.matches('is forbidden: User "nobody" cannot get resource "configmaps" in API group "" in the namespace ' ..
+                   '"kube%-system" %(HTTP 403 Forbidden%)', e.message)
   end)
 
   it("drives selection: cluster prices feed min-cost, unoffered backends drop", function()

@@ -2,20 +2,24 @@
 -- session token and Kubernetes tokens, selection (with the live Braket
 -- provider), apply, and their failures must not show any of them on stdout
 -- (the manifest and its select-result audit), stderr (notes, errors, -vv),
--- in success or in failure.
+-- in success or in failure.  The cluster is a real kube-apiserver
+-- (spec/support/envtest.lua), whose random tokens are checked too.
 local cli = require "support.cli"
 local server = require "support.server"
-local H = require "fixtures.kube.harness"
+local envtest = require "support.envtest"
 
 local AK, SK = "AKIAFLUENCESECRET777", "fluence/SECRET+key/abcdefghij0123456789"
 local TOK = "FLUENCEsecretSESSIONtoken+/9876543210=="
 local WRONG_SK = "fluence/WRONG+key/abcdefghij0123456789"
 local BAD_KUBE = "fluence-fake-wrong-token-0badc0de"
-local SECRETS = { AK, SK, TOK, WRONG_SK, BAD_KUBE, H.TOKENS.admin, H.TOKENS.bob }
+local SECRETS = { AK, SK, TOK, WRONG_SK, BAD_KUBE }
 
-local function assert_clean(r)
+local function assert_clean(r, more)
   for _, where in ipairs{ r.out, r.err } do
     for _, secret in ipairs(SECRETS) do
+      assert.is_nil(where:find(secret, 1, true), "a credential leaked: " .. secret .. "\n" .. where)
+    end
+    for _, secret in pairs(more or {}) do
       assert.is_nil(where:find(secret, 1, true), "a credential leaked: " .. secret .. "\n" .. where)
     end
     assert.is_nil(where:find("Signature=", 1, true), "a signature leaked:\n" .. where)
@@ -50,20 +54,16 @@ backends:
 ]]
 
 describe("credentials", function()
-  local braket, kube, dir, job, attrs, kubeconfig, bad_kubeconfig
+  local braket, dir, job, attrs
   setup(function()
     braket = server.start("spec/support/braket_server.py", { "--key", AK .. "=" .. SK .. "=" .. TOK,
                                                               "--sim-region", "us-east-1" })
-    kube = H.start()
-    dir = kube.dir
+    dir = cli.tmpdir()
     job = cli.write(dir .. "/job.yaml", POLICY_JOB)
     attrs = cli.write(dir .. "/attrs.yaml", ATTRS)
-    kubeconfig = H.kubeconfig(kube, { user = { token = H.TOKENS.admin } }, { dir = dir, name = "good" })
-    bad_kubeconfig = H.kubeconfig(kube, { user = { token = BAD_KUBE } }, { dir = dir, name = "bad" })
   end)
   teardown(function()
     if braket then braket.stop() end
-    if kube then kube:stop() end
     cli.cleanup()
   end)
 
@@ -89,19 +89,32 @@ describe("credentials", function()
     assert_clean(r)
   end)
 
-  it("stay out of apply's output, with and without verbosity", function()
-    local r = cli.run{ "apply", "-f", job, "--attributes", attrs, "--kubeconfig", kubeconfig, "-v", "-v",
-                       env = aws_env() }
-    assert.are.equal(0, r.code, r.err)
-    assert.matches("fluence: HTTP PATCH https://127%.0%.0%.1:%d+/apis/batch/v1/[^\n]* %-> 20%d", r.err)
-    assert_clean(r)
-  end)
+  envtest.describe("applied to a real kube-apiserver", function(api)
+    local ns, kubeconfig, bad_kubeconfig
+    setup(function()
+      ns = api:namespace("secrets")
+      kubeconfig = api:kubeconfig_for{ namespace = ns }
+      bad_kubeconfig = api:kubeconfig_for{ namespace = ns, user = { token = BAD_KUBE } }
+    end)
 
-  it("stay out of the message when the API server refuses the token", function()
-    local r = cli.run{ "apply", "-f", job, "--attributes", attrs, "--kubeconfig", bad_kubeconfig, "-v",
-                       env = aws_env() }
-    assert.are_not.equal(0, r.code)
-    assert.are.equal("", r.out)
-    assert_clean(r)
+    it("stay out of apply's output, with and without verbosity", function()
+      local r = cli.run{ "apply", "-f", job, "--attributes", attrs, "--kubeconfig", kubeconfig, "-v", "-v",
+                         env = aws_env() }
+      assert.are.equal(0, r.code, r.err)
+      assert.matches("fluence: HTTP PATCH https://127%.0%.0%.1:%d+/apis/batch/v1/[^\n]* %-> 20%d", r.err)
+      assert_clean(r, api.tokens)
+      -- nor in what the cluster stored (the audit annotation)
+      local stored = api:get(("/apis/batch/v1/namespaces/%s/jobs/quantum"):format(ns))
+      assert_clean({ out = require("fluence.json").encode(stored), err = "" }, api.tokens)
+    end)
+
+    it("stay out of the message when the API server refuses the token", function()
+      local r = cli.run{ "apply", "-f", job, "--attributes", attrs, "--kubeconfig", bad_kubeconfig, "-v",
+                         env = aws_env() }
+      assert.are.equal(4, r.code)
+      assert.are.equal("", r.out)
+      assert.matches("HTTP 401 Unauthorized", r.err)
+      assert_clean(r, api.tokens)
+    end)
   end)
 end)
