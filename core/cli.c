@@ -8,7 +8,8 @@
 
 enum { V_SELECT = 1 << 0, V_APPLY = 1 << 1, V_CREATE = 1 << 2, V_RUN = 1 << 3,
        V_EXPLAIN = 1 << 4, V_MATCH = 1 << 5, V_JOBSPEC = 1 << 6, V_POLICIES = 1 << 7,
-       V_PROVIDERS = 1 << 8, V_COMPLETION = 1 << 9, V_VERSION = 1 << 10, V_HELP = 1 << 11 };
+       V_PROVIDERS = 1 << 8, V_COMPLETION = 1 << 9, V_VERSION = 1 << 10, V_HELP = 1 << 11,
+       V_GRAPH = 1 << 12 };
 #define V_APPLYING (V_APPLY | V_CREATE)
 #define V_SELECTING (V_SELECT | V_APPLYING | V_RUN | V_EXPLAIN)
 #define V_ALL 0xffffu
@@ -28,6 +29,7 @@ static const struct verb verbs[] = {
     {"explain", V_EXPLAIN, "-f FILE [options]", "show, per object, every backend, its attributes and what each stage did"},
     {"match", V_MATCH, "--graph GRAPH.json [JOBSPEC...]", "Fluxion-compatible matching: resource-query commands on stdin, or jobspecs"},
     {"jobspec", V_JOBSPEC, "-f FILE", "print the Fluxion jobspecs Fluence builds for each group in the manifests"},
+    {"graph", V_GRAPH, "[--context NAME]... [-o jgf|tree] [--now]", "print the resource graph Fluence builds from a cluster's nodes and offerings"},
     {"policies", V_POLICIES, "[options]", "list the selection policies, where each comes from, and what it does"},
     {"providers", V_PROVIDERS, "[options]", "list the backend providers, where each comes from, and what it does"},
     {"completion", V_COMPLETION, "bash|zsh|kubectl", "print a shell completion script (kubectl: the kubectl_complete-fluence helper)"},
@@ -51,27 +53,29 @@ struct option {
 static const struct option options[] = {
     {"attributes", 0, VALUE, 1, V_SELECTING, "FILE", "attribute file (YAML or JSON, the Go client's format); repeatable"},
     {"confirm", 0, FLAG, 0, V_APPLYING, NULL, "show the selections and ask y/n on the terminal before applying"},
-    {"context", 0, VALUE, 0, V_SELECTING, "NAME", "kubeconfig context to use"},
+    {"context", 0, VALUE, 1, V_SELECTING | V_GRAPH, "NAME", "kubeconfig context; repeat to choose among clusters"},
     {"cost-tol", 0, VALUE, 0, V_SELECTING, "X", "tolerance band of min-*/max-* rankers (default 0)"},
     {"dry-run", 0, OPTIONAL, 0, V_APPLYING, "MODE", "none, client (print only; the default when given alone) or server"},
     {"field-manager", 0, VALUE, 0, V_APPLYING, "NAME", "server-side apply field manager (default kubectl-fluence)"},
     {"filename", 'f', VALUE, 1, V_SELECTING | V_JOBSPEC, "FILE", "manifest file, directory, or - for stdin; repeatable"},
-    {"fluence-ns", 0, VALUE, 0, V_SELECTING | V_JOBSPEC, "NS", "namespace of the fluence-resources ConfigMap (default kube-system)"},
+    {"fluence-ns", 0, VALUE, 0, V_SELECTING | V_JOBSPEC | V_GRAPH, "NS", "namespace of the fluence-resources ConfigMap (default kube-system)"},
     {"force-conflicts", 0, FLAG, 0, V_APPLYING, NULL, "take ownership of fields other managers set"},
     {"force-select", 0, FLAG, 0, V_SELECTING, NULL, "replace an existing require-backend pin"},
     {"format", 'F', VALUE, 0, V_MATCH, "FMT", "match output: simple (default), rv1 or jgf"},
     {"graph", 0, VALUE, 1, V_SELECTING | V_MATCH | V_JOBSPEC, "FILE", "cluster resource graph (JGF) for fit checks / matching"},
     {"help", 'h', FLAG, 0, V_ALL, NULL, "show this help"},
-    {"kubeconfig", 0, VALUE, 0, V_SELECTING, "FILE", "kubeconfig file (else KUBECONFIG, else ~/.kube/config)"},
+    {"kubeconfig", 0, VALUE, 0, V_SELECTING | V_GRAPH, "FILE", "kubeconfig file (else KUBECONFIG, else ~/.kube/config)"},
     {"namespace", 'n', VALUE, 0, V_SELECTING, "NS", "namespace for objects that do not name one"},
+    {"now", 0, FLAG, 0, V_GRAPH, NULL, "what is free now: less what the pods bound to each node request"},
     {"offline", 0, FLAG, 0, V_SELECTING, NULL, "do not contact the cluster (no offerings)"},
-    {"output", 'o', VALUE, 0, V_SELECTING | V_JOBSPEC | V_POLICIES | V_PROVIDERS, "FMT", "yaml (default), json, or name (apply)"},
+    {"output", 'o', VALUE, 0, V_SELECTING | V_JOBSPEC | V_POLICIES | V_PROVIDERS | V_GRAPH, "FMT",
+     "yaml (default), json, or name (apply); jgf (default) or tree (graph)"},
     {"policy", 'P', VALUE, 0, V_MATCH, "POLICY", "match policy: first (default), high, low, lonode, hinode, ..."},
     {"policy-dir", 0, VALUE, 1, V_SELECTING | V_POLICIES | V_COMPLETION, "DIR", "extra directory of policy plugins (searched first); repeatable"},
     {"provider", 0, VALUE, 1, V_SELECTING, "NAME", "also consult this provider; repeatable"},
     {"provider-dir", 0, VALUE, 1, V_SELECTING | V_PROVIDERS | V_COMPLETION, "DIR", "extra directory of provider plugins (searched first); repeatable"},
     {"recursive", 'R', FLAG, 0, V_SELECTING | V_JOBSPEC, NULL, "descend into directories given with -f"},
-    {"request-timeout", 0, VALUE, 0, V_SELECTING, "SECONDS", "timeout of each cluster request (default 30)"},
+    {"request-timeout", 0, VALUE, 0, V_SELECTING | V_GRAPH, "SECONDS", "timeout of each cluster request (default 30)"},
     {"require-offerings", 0, FLAG, 0, V_SELECTING, NULL, "fail when the cluster's offerings cannot be read"},
     {"verbose", 'v', COUNT, 0, V_ALL, NULL, "more detail on stderr (repeat for more)"},
 };

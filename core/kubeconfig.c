@@ -7,6 +7,10 @@
  *   config:request{method=, path=, body=, content_type=, accept=,
  *                  timeout=, connect_timeout=, max_body=}
  *       -> {status=, headers={lowercased=...}, body=, time=} | nil, message
+ *   kube.request_many{ {config, request}, ... }
+ *       -> { result | {error = message}, ... }: every request at once (one
+ *          curl multi), to one cluster or several: a run reading many
+ *          clusters waits for the slowest, not for the sum
  *   kube.sleep(seconds)
  *
  * Files: --kubeconfig alone; else every KUBECONFIG path (missing files
@@ -754,30 +758,33 @@ static int config_tostring(lua_State *L)
 
 /* config:request{method=, path=, body=, content_type=, accept=, timeout=,
  *                connect_timeout=, max_body=} */
-static int config_request(lua_State *L)
+/* [-0, +3, e]  The transfer for request table `req` of config c, ready to
+ * perform.  Pushes the transfer userdata, then the method and the URL shown
+ * to users (no query string, never a credential).  Returns the transfer, or
+ * NULL with nil and a message pushed (and a third value, nil, to keep the
+ * count) when the server URL is invalid. */
+static struct http_transfer *prepare(lua_State *L, struct config *c, int req)
 {
-    lazylib_curl(L);
-    struct config *c = check_config(L);
-    luaL_checktype(L, 2, LUA_TTABLE);
-    lua_settop(L, 2);
-    lua_getfield(L, 2, "path");
-    const char *path = luaL_checkstring(L, -1);                      /* 3 */
-    lua_getfield(L, 2, "method");
-    const char *method = luaL_optstring(L, -1, "GET");               /* 4 */
-    lua_getfield(L, 2, "body");
+    req = lua_absindex(L, req);
+    int base = lua_gettop(L);
+    lua_getfield(L, req, "path");
+    const char *path = luaL_checkstring(L, -1);                      /* base+1 */
+    lua_getfield(L, req, "method");
+    const char *method = luaL_optstring(L, -1, "GET");               /* base+2 */
+    lua_getfield(L, req, "body");
     size_t blen = 0;
-    const char *body = lua_isnil(L, -1) ? NULL : luaL_checklstring(L, -1, &blen);   /* 5 */
-    lua_getfield(L, 2, "content_type");
-    const char *ctype = luaL_optstring(L, -1, NULL);                 /* 6 */
-    lua_getfield(L, 2, "accept");
-    const char *accept = luaL_optstring(L, -1, "application/json");  /* 7 */
-    lua_getfield(L, 2, "timeout");
+    const char *body = lua_isnil(L, -1) ? NULL : luaL_checklstring(L, -1, &blen);   /* base+3 */
+    lua_getfield(L, req, "content_type");
+    const char *ctype = luaL_optstring(L, -1, NULL);                 /* base+4 */
+    lua_getfield(L, req, "accept");
+    const char *accept = luaL_optstring(L, -1, "application/json");  /* base+5 */
+    lua_getfield(L, req, "timeout");
     double timeout = luaL_optnumber(L, -1, 30);
-    lua_getfield(L, 2, "connect_timeout");
+    lua_getfield(L, req, "connect_timeout");
     double ctimeout = luaL_optnumber(L, -1, 10);
-    lua_getfield(L, 2, "max_body");
+    lua_getfield(L, req, "max_body");
     double max_body = luaL_optnumber(L, -1, 256.0 * 1024 * 1024);
-    lua_settop(L, 7);
+    lua_settop(L, base + 5);
 
     /* URL: server without trailing slashes, then path.  With tls-server-name
      * the URL names that host (SNI and verification) and connect_to sends the
@@ -786,9 +793,11 @@ static int config_request(lua_State *L)
     char *host = NULL, *port = NULL;
     if (!u || curl_url_set(u, CURLUPART_URL, c->server, 0) != CURLUE_OK) {
         curl_url_cleanup(u);
+        lua_settop(L, base);
         lua_pushnil(L);
         lua_pushfstring(L, "invalid server URL for cluster \"%s\"", c->cluster ? c->cluster : "?");
-        return 2;
+        lua_pushnil(L);
+        return NULL;
     }
     curl_url_get(u, CURLUPART_HOST, &host, 0);
     curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
@@ -809,8 +818,8 @@ static int config_request(lua_State *L)
         curl_free(upath);
     } else luaL_addlstring(&b, c->server, sl);
     luaL_addstring(&b, path);
-    luaL_pushresult(&b);                                             /* 8: url */
-    const char *url = lua_tostring(L, 8);
+    luaL_pushresult(&b);                                             /* base+6: url */
+    const char *url = lua_tostring(L, base + 6);
     const char *connect_to = NULL, *hosthdr = NULL;
     if (c->tls_server_name && host) {
         connect_to = lua_pushfstring(L, "%s:%s:%s:%s", c->tls_server_name, port ? port : "443", host, port ? port : "443");   /* 9 */
@@ -856,7 +865,10 @@ static int config_request(lua_State *L)
         ok = ok && http_transfer_connect_to(r, connect_to);
         curl_easy_setopt(e, CURLOPT_CONNECT_TO, r->connect_to);
     }
-    if (!ok) return luaL_error(L, "not enough memory");
+    if (!ok) {
+        luaL_error(L, "not enough memory");
+        return NULL;
+    }
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
     if (c->ca_pem) {
         struct curl_blob blob = { c->ca_pem, strlen(c->ca_pem), CURL_BLOB_COPY };
@@ -874,18 +886,125 @@ static int config_request(lua_State *L)
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
     }
-    CURLcode rc = curl_easy_perform(e);
     /* the URL without its query (never headers); with tls-server-name, the
      * real server */
     const char *shown = url;
     if (c->tls_server_name) shown = lua_pushfstring(L, "%s%s", c->server, path);
     const char *q = strchr(shown, '?');
     lua_pushfstring(L, "%s %s", method, lua_pushlstring(L, shown, q ? (size_t)(q - shown) : strlen(shown)));
-    int n = http_transfer_result(L, r, rc, lua_tostring(L, -1));
+    /* keep the transfer and what it shows; the strings its options copied
+     * (curl copies every string option) may go */
     lua_pushvalue(L, ri);
-    http_transfer_free(lua_touserdata(L, -1));   /* now, not at the next collection */
-    lua_pop(L, 1);
+    lua_replace(L, base + 1);
+    lua_replace(L, base + 2);
+    lua_settop(L, base + 2);
+    lua_pushnil(L);
+    return r;
+}
+
+static int config_request(lua_State *L)
+{
+    lazylib_curl(L);
+    struct config *c = check_config(L);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_settop(L, 2);
+    struct http_transfer *r = prepare(L, c, 2);                      /* 3, 4, 5 */
+    if (!r) {                                                        /* nil, message */
+        lua_pop(L, 1);
+        return 2;
+    }
+    CURLcode rc = curl_easy_perform(r->easy);
+    int n = http_transfer_result(L, r, rc, lua_tostring(L, 4));
+    http_transfer_free(r);                       /* now, not at the next collection */
     return n;
+}
+
+/* kube.request_many{ {config, request}, ... }: every request on one multi
+ * handle (each with its own cluster's credentials and TLS settings). */
+static int kube_request_many(lua_State *L)
+{
+    lazylib_curl(L);
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 1);
+    lua_Integer n = (lua_Integer)luaL_len(L, 1);
+    lua_createtable(L, (int)n, 0);                 /* 2: transfers */
+    lua_createtable(L, (int)n, 0);                 /* 3: what each shows */
+    lua_createtable(L, (int)n, 0);                 /* 4: results */
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_rawgeti(L, 1, i);
+        int item = lua_gettop(L);
+        luaL_argcheck(L, lua_istable(L, item), 1, "each item is {config, request}");
+        lua_rawgeti(L, item, 1);
+        struct config *c = luaL_checkudata(L, -1, CONFIG_MT);
+        lua_rawgeti(L, item, 2);
+        luaL_argcheck(L, lua_istable(L, -1), 1, "each item is {config, request}");
+        struct http_transfer *r = prepare(L, c, -1);
+        if (!r) {                                  /* nil, message, nil */
+            lua_createtable(L, 0, 1);
+            lua_pushvalue(L, -3);
+            lua_setfield(L, -2, "error");
+            lua_rawseti(L, 4, i);
+        } else {
+            lua_pushvalue(L, -3);
+            lua_rawseti(L, 2, i);
+            lua_pushvalue(L, -2);
+            lua_rawseti(L, 3, i);
+        }
+        lua_settop(L, 4);
+    }
+    CURLM *multi = curl_multi_init();
+    if (!multi) return luaL_error(L, "cannot create a curl multi handle");
+    for (lua_Integer i = 1; i <= n; i++) {
+        if (lua_rawgeti(L, 2, i) != LUA_TNIL) {
+            struct http_transfer *t = lua_touserdata(L, -1);
+            curl_easy_setopt(t->easy, CURLOPT_PRIVATE, (void *)(intptr_t)i);
+            curl_multi_add_handle(multi, t->easy);
+        }
+        lua_pop(L, 1);
+    }
+    int running = 1;
+    while (running) {
+        CURLMcode mc = curl_multi_perform(multi, &running);
+        if (mc == CURLM_OK && running) mc = curl_multi_poll(multi, NULL, 0, 1000, NULL);
+        if (mc != CURLM_OK) break;
+    }
+    CURLMsg *msg;
+    int left;
+    while ((msg = curl_multi_info_read(multi, &left))) {
+        if (msg->msg != CURLMSG_DONE) continue;
+        void *priv = NULL;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
+        lua_Integer i = (lua_Integer)(intptr_t)priv;
+        lua_rawgeti(L, 2, i);
+        struct http_transfer *t = lua_touserdata(L, -1);
+        lua_rawgeti(L, 3, i);
+        int k = http_transfer_result(L, t, msg->data.result, lua_tostring(L, -1));
+        if (k == 2) {                              /* nil, message -> {error = message} */
+            lua_createtable(L, 0, 1);
+            lua_insert(L, -2);
+            lua_setfield(L, -2, "error");
+            lua_remove(L, -2);
+        }
+        lua_rawseti(L, 4, i);
+        lua_settop(L, 4);
+    }
+    for (lua_Integer i = 1; i <= n; i++) {
+        if (lua_rawgeti(L, 2, i) != LUA_TNIL) {
+            struct http_transfer *t = lua_touserdata(L, -1);
+            curl_multi_remove_handle(multi, t->easy);
+            http_transfer_free(t);
+        }
+        lua_pop(L, 1);
+        if (lua_rawgeti(L, 4, i) == LUA_TNIL) {     /* never finished: say so */
+            lua_pop(L, 1);
+            lua_createtable(L, 0, 1);
+            lua_pushliteral(L, "transfer did not complete");
+            lua_setfield(L, -2, "error");
+            lua_rawseti(L, 4, i);
+        } else lua_pop(L, 1);
+    }
+    curl_multi_cleanup(multi);
+    return 1;
 }
 
 /* sleep(seconds): waits for Retry-After without spinning */
@@ -914,7 +1033,8 @@ int luaopen_fluence_kube(lua_State *L)
     luaL_newlib(L, methods);
     lua_setfield(L, -2, "__index");
     lua_pop(L, 1);
-    static const luaL_Reg funcs[] = { {"load", kube_load}, {"sleep", kube_sleep}, {NULL, NULL} };
+    static const luaL_Reg funcs[] = { {"load", kube_load}, {"request_many", kube_request_many},
+                                      {"sleep", kube_sleep}, {NULL, NULL} };
     luaL_newlib(L, funcs);
     return 1;
 }

@@ -175,7 +175,8 @@ static int graph_stats(lua_State *L)
     return 1;
 }
 
-/* g:vertices() -> array of {name=, type=, path=, id=, size=, rank=, properties={}} */
+/* g:vertices() -> array of {name=, type=, basename=, path=, id=, size=, rank=,
+ *                           unit=, properties={}} */
 static int graph_vertices(lua_State *L)
 {
     mgraph *g = check_graph(L, 1);
@@ -195,6 +196,10 @@ static int graph_vertices(lua_State *L)
         lua_setfield(L, -2, "size");
         lua_pushinteger(L, x->rank);
         lua_setfield(L, -2, "rank");
+        lua_pushstring(L, mg_str(g, x->basename));
+        lua_setfield(L, -2, "basename");
+        lua_pushstring(L, mg_str(g, x->unit));
+        lua_setfield(L, -2, "unit");
         lua_createtable(L, 0, (int)x->nprop);
         for (uint32_t p = 0; p < x->nprop; p++) {
             lua_pushstring(L, mg_str(g, g->props[2 * (x->prop0 + p) + 1]));
@@ -209,7 +214,7 @@ static int graph_vertices(lua_State *L)
 /* --------------------------------------------------- graph_from_resources */
 
 /* match.graph_from_resources(spec): spec is a tree of
- *   { type=, name=, basename=, id=, size=, rank=, properties = {k=v}, with = {...} }
+ *   { type=, name=, basename=, id=, size=, rank=, unit=, properties = {k=v}, with = {...} }
  * rooted at one table (the cluster).  Lua code (fluence.jobspecs /
  * policies) turns the ConfigMap schema into this shape. */
 static int build_rec(lua_State *L, mgraph *g, int32_t parent, int idx, char *err, size_t errlen, int depth)
@@ -287,6 +292,19 @@ static int build_rec(lua_State *L, mgraph *g, int32_t parent, int idx, char *err
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    lua_getfield(L, idx, "unit");
+    if (lua_type(L, -1) == LUA_TSTRING) {
+        size_t ul;
+        const char *unit = lua_tolstring(L, -1, &ul);
+        uint32_t u = mg_intern(g, unit, ul);
+        if (u == (uint32_t)-1) {
+            lua_settop(L, top);
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        g->v[v].unit = u;
+    }
+    lua_pop(L, 1);
     lua_getfield(L, idx, "with");
     int widx = lua_gettop(L);
     if (lua_istable(L, widx)) {

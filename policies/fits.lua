@@ -11,6 +11,8 @@
 --                      the backend's resource graph (e.g. match.graph_from_resources
 --                      of the fluence-resources ConfigMap grafted onto the cluster
 --                      JGF, or a backend's `graph:` entry); "*" serves any backend
+--   request.now_graphs = { ... }  (optional) the same for fits:now: what is
+--                      free now (the live cluster less its running pods)
 --   request.matchers = { [backend name] = <fluence.match matcher> }   (optional)
 --                      matchers holding the current allocations, used by fits:now
 --                      (their state is restored after the check)
@@ -84,7 +86,9 @@ local function jobspecs_for(request, backend)
   return list
 end
 
-local function check(graph, matcher, specs, now, policy)
+-- full: the whole graph, when graph is only what is free now (whether a
+-- group that does not fit now ever could is asked of it).
+local function check(graph, matcher, specs, now, policy, full)
   local m = matcher
   if not m then
     local err
@@ -97,7 +101,9 @@ local function check(graph, matcher, specs, now, policy)
     if now and not r.ok and not r.error then
       -- not now: could it ever? (a separate satisfiability check: Fluxion's
       -- allocate_with_satisfiability calls busy constrained nodes "never")
-      r.satisfiable = m:run("satisfiability", js.text, js.what).satisfiable
+      local sm = m
+      if full and full ~= graph then sm = full:matcher { policy = policy } or m end
+      r.satisfiable = sm:run("satisfiability", js.text, js.what).satisfiable
     end
     if r.error and not r.ok then
       ok, why = false, ("%s jobspec: %s"):format(js.what, r.error)
@@ -136,13 +142,16 @@ return {
       local graphs = request and request.graphs
       if not graphs then return backends, {} end
       local keep, reasons = {}, {}
+      -- fits:now matches what is free now when the caller knows it
+      local pool = now and request.now_graphs or nil
       for _, b in ipairs(backends) do
-        local g = graphs[b.name] or graphs["*"]
+        local whole = graphs[b.name] or graphs["*"]
+        local g = pool and (pool[b.name] or pool["*"]) or whole
         if not g then
           reasons[b.name] = "no resource graph for this backend"
         else
           local ok, why = check(g, now and request.matchers and request.matchers[b.name] or nil,
-                                jobspecs_for(request, b.name), now, request.match_policy or "first")
+                                jobspecs_for(request, b.name), now, request.match_policy or "first", whole)
           if ok then keep[#keep + 1] = b else reasons[b.name] = why end
         end
       end

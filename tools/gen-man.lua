@@ -79,6 +79,11 @@ and matches them against the JGF resource graph given with --graph, the way
 Fluxion would.]],
   jobspec = [[Prints the compute jobspec and one device jobspec per virtual resource type that
 Fluence builds for each group in the manifests.]],
+  graph = [[Reads the cluster's nodes (allocatable, else capacity: cores, memory in MB,
+nvidia.com/gpu; cordoned and control-plane nodes left out) and the
+fluence-resources offerings, and prints the resource graph Fluence builds from
+them: what fits matches against.  --now takes away the requests of the pods bound
+to each node and not finished.  With several --context, one graph per cluster.]],
   policies = [[Lists every policy plugin on the search path: name, origin and description,
 then the search order.  -o name prints one name per line; -o json for scripts.]],
   providers = [[Lists every provider plugin on the search path, like policies.]],
@@ -92,7 +97,7 @@ local OPTION_PROSE = {
   output = [[Per verb: select, run and jobspec: yaml (the edited input, byte for byte) or
 json; apply and create: name, yaml or json (the objects the server returned;
 with --dry-run=client the edited input); explain: table or json; policies and
-providers: table, json or name.]],
+providers: table, json or name; graph: jgf or tree.]],
   policy = [[All of Fluxion's: first, high, low, lonode, hinode, lonodex, hinodex,
 firstnodex.]],
   ["dry-run"] = [[Selection always runs; with client nothing is sent to the cluster, with server

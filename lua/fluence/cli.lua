@@ -9,7 +9,7 @@ local verb_modules = {
   select = "fluence.cmd.select", apply = "fluence.cmd.apply", create = "fluence.cmd.apply",
   run = "fluence.cmd.select", explain = "fluence.cmd.explain", match = "fluence.cmd.match",
   jobspec = "fluence.cmd.jobspec", policies = "fluence.cmd.plugins",
-  providers = "fluence.cmd.plugins", completion = "fluence.cmd.completion",
+  providers = "fluence.cmd.plugins", completion = "fluence.cmd.completion", graph = "fluence.cmd.graph",
 }
 
 function cli.main(args)

@@ -8,6 +8,10 @@
 --       body: a string (sent as is) or a table (JSON-encoded); query: {k = v}
 --       raises CLUSTER errors (exit 4) for network failures and HTTP >= 400,
 --       with the server's Status.message; the error carries .status, .reason.
+--   kubeclient.request_many{ {client, method, path [, body, content_type, query]}, ... }
+--       -> { {status =, body = decoded, headers =} | {error = <CLUSTER error>}, ... }
+--       every request at once (one curl multi across clusters), with the
+--       same retries and messages as client:request
 --   client:resource(apiVersion, kind) -> {group=, version=, resource=, namespaced=}
 --   client:path(apiVersion, kind, namespace, name) -> "/apis/.../name"
 --
@@ -157,37 +161,109 @@ local function failure(self, method, path, r, decoded)
   cluster_error(text, { status = code, reason = reason, server_message = msg, body = decoded })
 end
 
-function Client:request(method, path, body, content_type, query)
+-- The request table for fluence.kube (body JSON-encoded when a table).
+local function raw_request(self, method, path, body, content_type, query)
   if type(body) == "table" then
     body = json.encode(body)
     content_type = content_type or "application/json"
   end
-  local full = path .. query_string(query)
+  return { method = method, path = path .. query_string(query), body = body, content_type = content_type,
+           timeout = self.timeout, connect_timeout = self.connect_timeout }
+end
+
+-- One raw answer (or transport error) -> "retry", seconds | status, decoded,
+-- headers; raises the CLUSTER error a failure is.
+local function answer(self, method, path, r, err, tries)
+  if r then
+    require("fluence.log").v(2, "HTTP %s %s%s -> %d (%.0f ms)", method, self.server or "", path,
+                             r.status, (r.time or 0) * 1000)
+  end
+  if not r then
+    cluster_error(("cluster: %s (context %q)"):format(err, self.context or ""), { network = true })
+  end
+  if r.status == 429 and tries < M.MAX_RETRIES then
+    local wait = tonumber(r.headers["retry-after"]) or 1
+    return "retry", math.max(0, math.min(wait, M.MAX_RETRY_AFTER))
+  end
+  local decoded
+  if r.body ~= "" then decoded = json.decode(r.body) end
+  if r.status >= 400 then failure(self, method, path, r, decoded) end
+  if r.body ~= "" and decoded == nil then
+    cluster_error(("cluster: %s %s%s: the answer is not JSON"):format(method, self.server, path))
+  end
+  return r.status, decoded, r.headers
+end
+
+function Client:request(method, path, body, content_type, query)
+  local req = raw_request(self, method, path, body, content_type, query)
   local tries = 0
   while true do
-    local r, err = self.cfg:request{ method = method, path = full, body = body, content_type = content_type,
-                                     timeout = self.timeout, connect_timeout = self.connect_timeout }
-    if r then
+    local r, err = self.cfg:request(req)
+    local status, decoded, headers = answer(self, method, path, r, err, tries)
+    if status ~= "retry" then return status, decoded, headers end
+    tries = tries + 1
+    kube.sleep(decoded)
+  end
+end
+
+-- Like request, but the answer's body is returned as text, not decoded
+-- (fluence.kubelists reads large lists straight from it).
+function Client:request_text(method, path, query)
+  local req = raw_request(self, method, path, nil, nil, query)
+  local tries = 0
+  while true do
+    local r, err = self.cfg:request(req)
+    if r and r.status < 400 and r.status ~= 429 then
       require("fluence.log").v(2, "HTTP %s %s%s -> %d (%.0f ms)", method, self.server or "", path,
                                r.status, (r.time or 0) * 1000)
+      return r.status, r.body, r.headers
     end
-    if not r then
-      cluster_error(("cluster: %s (context %q)"):format(err, self.context or ""), { network = true })
-    end
-    if r.status == 429 and tries < M.MAX_RETRIES then
-      tries = tries + 1
-      local wait = tonumber(r.headers["retry-after"]) or 1
-      kube.sleep(math.max(0, math.min(wait, M.MAX_RETRY_AFTER)))
-    else
-      local decoded
-      if r.body ~= "" then decoded = json.decode(r.body) end
-      if r.status >= 400 then failure(self, method, path, r, decoded) end
-      if r.body ~= "" and decoded == nil then
-        cluster_error(("cluster: %s %s%s: the answer is not JSON"):format(method, self.server, path))
-      end
-      return r.status, decoded, r.headers
-    end
+    local status, wait = answer(self, method, path, r, err, tries)
+    if status ~= "retry" then return status, wait end
+    tries = tries + 1
+    kube.sleep(wait)
   end
+end
+
+-- items: { {client, method, path, body, content_type, query, text = bool}, ... }
+-- (text: keep the body as text).  Each result is {status =, body =, headers =}
+-- or {error = <CLUSTER error>}; answers of 429 are asked again (all of them
+-- after the longest Retry-After), up to MAX_RETRIES times.
+function M.request_many(items)
+  local results, pending, tries = {}, {}, {}
+  for i = 1, #items do pending[#pending + 1] = i; tries[i] = 0 end
+  while #pending > 0 do
+    local batch = {}
+    for k, i in ipairs(pending) do
+      local it = items[i]
+      batch[k] = { it[1].cfg, raw_request(it[1], it[2], it[3], it[4], it[5], it[6]) }
+    end
+    local answers = kube.request_many(batch)
+    local again, wait = {}, 0
+    for k, i in ipairs(pending) do
+      local it, r = items[i], answers[k]
+      local ok, status, body, headers
+      if it.text and r.status and r.status < 400 and r.status ~= 429 then
+        require("fluence.log").v(2, "HTTP %s %s%s -> %d (%.0f ms)", it[2], it[1].server or "", it[3],
+                                 r.status, (r.time or 0) * 1000)
+        ok, status, body, headers = true, r.status, r.body, r.headers
+      else
+        ok, status, body, headers = pcall(answer, it[1], it[2], it[3], r.status and r or nil, r.error, tries[i])
+      end
+      if not ok then
+        results[i] = { error = errors.is(status) and status or errors.new("CLUSTER", tostring(status)) }
+      elseif status == "retry" then
+        tries[i] = tries[i] + 1
+        again[#again + 1] = i
+        wait = math.max(wait, body)
+      else
+        results[i] = { status = status, body = body, headers = headers }
+      end
+    end
+    pending = again
+    if #pending > 0 then kube.sleep(wait) end
+  end
+  return results
 end
 
 local function split_api_version(av)

@@ -7,6 +7,7 @@
 --                                   format = "fluence" | "list"} | nil, located error
 --   offerings.fetch(client, ns) -> parsed        (raises a structured error:
 --                                   CLUSTER when it cannot be read, INPUT when malformed)
+--   offerings.from_configmap(cm, ns) -> parsed  (the same, from a ConfigMap already read)
 --   offerings.intersect(backends, offered) -> kept, dropped {name = reason}, notes
 --   offerings.numeric(value) -> number | value   (numeric strings become numbers)
 --
@@ -192,6 +193,12 @@ end
 function M.fetch(client, ns)
   ns = ns or M.DEFAULT_NS
   local _, cm = client:request("GET", ("/api/v1/namespaces/%s/configmaps/%s"):format(ns, M.NAME))
+  return M.from_configmap(cm, ns)
+end
+
+-- The parsed offerings of the ConfigMap object cm (decoded JSON) read from
+-- namespace ns; raises like fetch.
+function M.from_configmap(cm, ns)
   local data = type(cm) == "table" and cm.data
   local key
   if type(data) == "table" then

@@ -33,48 +33,50 @@ end
 
 local logger = require "fluence.log"
 
--- The cluster's offerings, read at most once per run (nil, reason when not
--- available).  --offline skips the cluster entirely.
-local function offerings_source(args)
-  local done, value, why
-  return function()
-    if done then return value, why end
-    done = true
-    local opts = args.opts
-    if opts.offline then why = "offline: the cluster's offerings were not consulted"; return nil, why end
-    local ok_k, kubeclient = pcall(require, "fluence.kubeclient")
-    local ok_o, offerings = pcall(require, "fluence.offerings")
-    if not (ok_k and ok_o) then why = "this build has no Kubernetes client"; return nil, why end
-    local t0 = sys.monotonic()
-    local ok, res = errors.try(function()
-      local client = kubeclient.new{ kubeconfig = opts.kubeconfig, context = opts.context,
-                                     namespace = opts.namespace, timeout = opts["request-timeout"] }
-      return offerings.fetch(client, opts["fluence-ns"] or "kube-system")
-    end)
-    local err
-    if ok then value, err = res, nil else value, err = nil, res end
-    if not value then
-      why = "scheduler offerings unknown (could not read the fluence-resources ConfigMap: " ..
-            tostring(err and err.message or err or "unknown error") .. "); selecting over all provided backends"
-      if opts["require-offerings"] then errors.raise("CLUSTER", "%s", why) end
-    end
-    logger.v(1, "offerings: %s in %.0f ms", value and (#value.backends .. " backends") or "unavailable",
-        (sys.monotonic() - t0) * 1000)
-    return value, why
+-- The clusters of this run (cluster.lua), read at most once each: the
+-- offerings always (unless --offline), and, when a pipeline matches (fits)
+-- with no --graph, the nodes and the pods running on them -- all in one
+-- round.  offerings() -> value | nil, reason (the first cluster's).
+local function clusters_source(args)
+  local opts = args.opts
+  local src = { want_graph = false }
+  local cl
+  function src.open()
+    if not cl then cl = require("fluence.cluster").open(opts) end
+    return cl
   end
+  function src.load(graph)
+    local cluster = require "fluence.cluster"
+    local t0 = sys.monotonic()
+    cluster.load(src.open().list, { offerings = opts["fluence-ns"] or "kube-system",
+                                    nodes = graph or src.want_graph, pods = graph or src.want_graph })
+    logger.v(1, "cluster reads done in %.0f ms", (sys.monotonic() - t0) * 1000)
+  end
+  function src.offerings()
+    if opts.offline then return nil, "offline: the cluster's offerings were not consulted" end
+    src.load()
+    local c = src.open().list[1]
+    if c.offerings then return c.offerings end
+    local err = c.offerings_error
+    local why = "scheduler offerings unknown (could not read the fluence-resources ConfigMap: " ..
+                tostring(err and err.message or err or "unknown error") .. "); selecting over all provided backends"
+    if opts["require-offerings"] then errors.raise("CLUSTER", "%s", why) end
+    return nil, why
+  end
+  return src
 end
 
 -- Registries of policies and providers, loaded once per run.
-local function registries(args)
+local function registries(args, clusters)
   local plugins = require "fluence.plugins"
   local opts = args.opts
-  local offerings = offerings_source(args)
-  local api = provider_api.new{ verbose = opts.verbose, cluster = { offerings = offerings } }
+  local api = provider_api.new{ verbose = opts.verbose, cluster = { offerings = clusters.offerings } }
   return {
     policies = plugins.load_policies{ dirs = opts["policy-dir"] },
     providers = plugins.load_providers{ dirs = opts["provider-dir"], api = api },
     api = api,
-    offerings = offerings,
+    offerings = clusters.offerings,
+    clusters = clusters,
   }
 end
 
@@ -219,7 +221,17 @@ local function failure(obj, where, result, pl)
     local line, col = require("fluence.grammar").linecol(pl.text, stage.pos)
     detail = sys.locate(pl.name or "select-policy", pl.text, line, col, msg)
   end
-  return ("%s: %s: selection failed: %s"):format(where, describe(obj), detail)
+  -- why the failing stage dropped each backend (the first few)
+  local last = result.stages and result.stages[#result.stages]
+  local names = {}
+  for n in pairs(last and last.dropped or {}) do names[#names + 1] = n end
+  table.sort(names)
+  local lines = {}
+  for i, n in ipairs(names) do
+    if i > 10 then lines[#lines + 1] = ("\n  ... and %d more (fluence explain shows them all)"):format(#names - 10) break end
+    lines[#lines + 1] = ("\n  dropped %s: %s"):format(n, last.dropped[n])
+  end
+  return ("%s: %s: selection failed: %s%s"):format(where, describe(obj), detail, table.concat(lines))
 end
 
 local function compile(cache, reg, args, text, name, known)
@@ -262,7 +274,32 @@ local function uses_fits(pl)
   return false
 end
 
-local function graphs_for(ctx, backends, offered)
+-- The live cluster's graphs (cluster mode, no --graph): what Fluence builds
+-- from the nodes, and, for fits:now, what is free on them now.  Without the
+-- right to list the nodes (or pods) a note says so and fits (fits:now)
+-- falls back: no graph keeps every backend; no pods matches capacity.
+local function live_graphs(ctx, graphs, notes)
+  local cluster = require "fluence.cluster"
+  local src = ctx.reg.clusters
+  src.load(true)
+  local c = src.open().list[1]
+  local full, why = cluster.graph(c, false)
+  if not full then
+    notes[#notes + 1] = ("cannot read the cluster's nodes (%s): fits keeps every backend"):format(why)
+    return nil
+  end
+  graphs["*"] = full
+  local now = full
+  if c.usage then now = cluster.graph(c, true)
+  else
+    local e = c.usage_error
+    notes[#notes + 1] = ("cannot list the pods running in the cluster (%s): fits:now matches against capacity, " ..
+                         "not what runs now"):format(e and e.message or "not read")
+  end
+  return { ["*"] = now }
+end
+
+local function graphs_for(ctx, backends, offered, notes)
   local match = require "fluence.match"
   ctx.graph_files = ctx.graph_files or {}
   local function load(path)
@@ -273,9 +310,11 @@ local function graphs_for(ctx, backends, offered)
     end
     return ctx.graph_files[path]
   end
-  local graphs = {}
+  local graphs, now_graphs = {}, nil
   local cluster = ctx.args.opts.graph and ctx.args.opts.graph[1] and load(ctx.args.opts.graph[1])
-  if offered and offered.doc then
+  if not cluster and not ctx.args.opts.offline then
+    now_graphs = live_graphs(ctx, graphs, notes)
+  elseif offered and offered.doc then
     if not ctx.offered_graph then
       local g, err = match.graph_from_resources(offered.doc, cluster)
       if not g then errors.raise("INPUT", "fluence-resources: %s", tostring(err)) end
@@ -288,7 +327,8 @@ local function graphs_for(ctx, backends, offered)
   for _, b in ipairs(backends) do
     if type(b.attrs.graph) == "string" then graphs[b.name] = load(b.attrs.graph) end
   end
-  return graphs
+  if next(graphs) == nil then graphs = nil end
+  return graphs, now_graphs
 end
 
 -- The decision for one request: providers, merge, offerings, pipeline.
@@ -322,7 +362,8 @@ local function decide(ctx, req, how)
     return d
   end
   if uses_fits(pl) then
-    req = setmetatable({ graphs = graphs_for(ctx, pool, offered) }, { __index = req })
+    local graphs, now_graphs = graphs_for(ctx, pool, offered, d.notes)
+    req = setmetatable({ graphs = graphs, now_graphs = now_graphs }, { __index = req })
   end
   local result = pl:run(pool, req)
   for name, reason in pairs(result.dropped or {}) do
@@ -407,7 +448,20 @@ function selection.run(args, how)
     streams[i] = { stream = s, name = f.name, objects = s:objects() }
   end
 
-  local ctx = { args = args, cache = {}, memo = {} }
+  local ctx = { args = args, cache = {}, memo = {}, clusters = clusters_source(args) }
+  -- reading the nodes and pods costs a round trip or more: only when some
+  -- policy matches against the live cluster, and then with the offerings
+  if not opts.offline and not (opts.graph and opts.graph[1]) then
+    for _, st in ipairs(streams) do
+      for _, obj in ipairs(st.objects) do
+        local pols = { obj.annotations[POLICY] }
+        for _, t in ipairs(obj.templates or {}) do pols[#pols + 1] = t.annotations[POLICY] end
+        for _, pol in pairs(pols) do
+          if pol:find("fits", 1, true) then ctx.clusters.want_graph = true end
+        end
+      end
+    end
+  end
   local selected = 0
   local records, stderr, objects = {}, {}, {}
   for _, st in ipairs(streams) do
@@ -423,7 +477,7 @@ function selection.run(args, how)
       if wanted then
         selected = selected + 1
         logger.progress(("selecting: %d objects so far (%s)"):format(selected, describe(obj)))
-        ctx.reg = ctx.reg or registries(args)
+        ctx.reg = ctx.reg or registries(args, ctx.clusters)
         if how.policy_file and not how.policy then how.policy = how.load_policy(ctx.reg) end
         local rec = select_one(ctx, obj, where, how)
         records[#records + 1] = rec

@@ -74,10 +74,8 @@ function cmd.run(args)
     return sys.EXIT.OK
   end
 
-  local kubeclient = require "fluence.kubeclient"
   local apply = require "fluence.apply"
-  local client = kubeclient.new{ kubeconfig = opts.kubeconfig, context = opts.context, namespace = opts.namespace,
-                                 timeout = opts["request-timeout"] }
+  local client = require("fluence.cluster").open(opts).list[1].client
   if res.stderr then sys.write(2, res.stderr) end
   if opts.confirm then
     local n = #res.objects

@@ -1,0 +1,268 @@
+-- The clusters a run talks to, and what Fluence sees in each: the offerings
+-- ConfigMap, the resource graph it builds from the nodes, and the pods
+-- running on them.  Everything a run needs from every cluster is read at
+-- once (one curl multi per round, across clusters), on first use.
+--
+--   local cl = cluster.open(opts)       -- one per --context (else the current)
+--   cl.list                             -- { c1, c2, ... }; c.name (context), c.client
+--   cluster.load(cl.list, { offerings = ns | nil, nodes = bool, pods = bool })
+--     c.offerings | c.offerings_error   parsed fluence-resources (offerings.lua)
+--     c.nodes | c.nodes_error           { {name, cpu, memory, gpu, ...}, ... }
+--     c.usage | c.usage_error           { [node] = {cpu_milli, memory, gpu, pods} }
+--   cluster.tree(c [, now])             -- the graph Fluence builds (pkg/cluster
+--                                       -- BuildGraph) as a tree for
+--                                       -- match.graph_from_tree; now: minus
+--                                       -- what the pods there request
+--   cluster.graph(c [, now])            -- that tree with the offerings'
+--                                       -- virtual resources grafted on, as a
+--                                       -- fluence.match graph (cached)
+--   cluster.jgf(graph) / cluster.tree_text(graph) -> text (for `fluence graph`)
+--
+-- The graph, as Fluence builds it: a root `cluster`; one `node` vertex per
+-- schedulable node (cordoned nodes and control-plane taints left out), named
+-- after it, with a rank (0, 1, ... in list order), the property
+-- virtual=false; under it one `core` vertex of size = allocatable cores
+-- (else capacity; rounded up), one `memory` vertex of size = MiB (unit MB)
+-- and one `gpu` vertex of size = nvidia.com/gpu, each only when non-zero.
+-- For fits:now the sizes are what is left once the requests of every pod
+-- bound to the node and not finished are taken away (what `kubectl describe
+-- node` calls allocated); a resource with nothing left has no vertex.
+local kubeclient = require "fluence.kubeclient"
+local kubelists = require "fluence.kubelists"
+local offerings = require "fluence.offerings"
+local errors = require "fluence.errors"
+local json = require "fluence.json"
+local log = require "fluence.log"
+local sys = require "fluence.sys"
+
+local M = {}
+
+M.PAGE = 500            -- items per list page (kubectl's chunk size)
+local MIB = 1024 * 1024
+-- bound, unfinished pods only: the server filters, the rest is never sent
+M.POD_SELECTOR = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
+
+-- opts: the command line's (kubeconfig, context = name | {names}, namespace,
+-- request-timeout).  Clients are made on first use: an unusable kubeconfig is
+-- a CLUSTER error then, not at start.
+function M.open(opts)
+  local names = opts.context
+  if type(names) ~= "table" then names = { names } end
+  local seen, list = {}, {}
+  for i = 1, math.max(1, #names) do
+    local name = names[i]
+    if name == nil or not seen[name] then
+      if name then seen[name] = true end
+      local c = { context = name }
+      setmetatable(c, { __index = function(t, k)
+        if k ~= "client" then return nil end
+        local client = kubeclient.new{ kubeconfig = opts.kubeconfig, context = name, namespace = opts.namespace,
+                                       timeout = opts["request-timeout"] }
+        rawset(t, "client", client)
+        rawset(t, "name", client.context)
+        return client
+      end })
+      list[#list + 1] = c
+    end
+  end
+  return { list = list, many = #list > 1 }
+end
+
+-- The display name of a cluster: its context (made when the client is).
+function M.name(c)
+  local _ = c.client
+  return c.name or c.context or "?"
+end
+
+local function note_error(c, what, err)
+  c[what .. "_error"] = err
+  log.v(1, "cluster %s: %s: %s", tostring(c.name or c.context), what, tostring(err and err.message or err))
+end
+
+-- Streams: one request, or a paged list, per cluster and kind of data.
+local function streams_for(list, want)
+  local out = {}
+  for _, c in ipairs(list) do
+    local ok, client = pcall(function() return c.client end)
+    if not ok then
+      local err = errors.is(client) and client or errors.new("CLUSTER", tostring(client))
+      for _, what in ipairs{ "offerings", "nodes", "usage" } do
+        if (what == "offerings" and want.offerings) or (what == "nodes" and want.nodes)
+           or (what == "usage" and want.pods) then
+          note_error(c, what, err)
+        end
+      end
+    else
+      if want.offerings and c.offerings == nil and c.offerings_error == nil then
+        out[#out + 1] = { c = c, what = "offerings", path = ("/api/v1/namespaces/%s/configmaps/%s")
+                            :format(want.offerings, offerings.NAME), ns = want.offerings }
+      end
+      if want.nodes and c.nodes == nil and c.nodes_error == nil then
+        out[#out + 1] = { c = c, what = "nodes", path = "/api/v1/nodes", paged = true, acc = {} }
+      end
+      if want.pods and c.usage == nil and c.usage_error == nil then
+        out[#out + 1] = { c = c, what = "usage", path = "/api/v1/pods", paged = true, acc = kubelists.usage(),
+                          selector = M.POD_SELECTOR }
+      end
+    end
+  end
+  return out
+end
+
+-- One page (or the one answer) of a stream: true when the stream is done.
+local function take(s, r)
+  local c = s.c
+  if r.error then note_error(c, s.what, r.error) return true end
+  if s.what == "offerings" then
+    local ok, parsed = errors.try(offerings.from_configmap, json.decode(r.body), s.ns)
+    if ok then c.offerings = parsed else note_error(c, "offerings", parsed) end
+    return true
+  end
+  local items, cont
+  if s.what == "nodes" then
+    local page, c2 = kubelists.nodes(r.body)
+    items, cont = page, c2
+    if page then for _, n in ipairs(page) do s.acc[#s.acc + 1] = n end end
+  else
+    local n, c2 = s.acc:add(r.body)
+    items, cont = n, c2
+  end
+  if not items then
+    note_error(c, s.what, errors.new("CLUSTER", ("cluster: GET %s%s: %s"):format(c.client.server or "", s.path, cont)))
+    return true
+  end
+  s.pages = (s.pages or 0) + 1
+  if cont then s.continue = cont return false end
+  if s.what == "nodes" then c.nodes = s.acc else c.usage = s.acc:totals() end
+  log.v(1, "cluster %s: %s: %d pages", M.name(c), s.what, s.pages)
+  return true
+end
+
+-- Reads what `want` names from every cluster in `list` that does not have
+-- it yet: each round sends the next request of every unfinished stream at
+-- once.  Failures are recorded per cluster (c.<what>_error), never raised.
+function M.load(list, want)
+  local t0 = sys.monotonic()
+  local active = streams_for(list, want)
+  while #active > 0 do
+    local batch = {}
+    for i, s in ipairs(active) do
+      local query
+      if s.paged then
+        query = { limit = tostring(M.PAGE), continue = s.continue, fieldSelector = s.selector }
+      end
+      batch[i] = { s.c.client, "GET", s.path, nil, nil, query, text = true }
+    end
+    local results = kubeclient.request_many(batch)
+    local still = {}
+    for i, s in ipairs(active) do
+      if not take(s, results[i]) then still[#still + 1] = s end
+    end
+    active = still
+  end
+  log.v(1, "clusters read in %.0f ms", (sys.monotonic() - t0) * 1000)
+end
+
+-- ---------------------------------------------------------------- graphs
+
+-- The tree of pkg/cluster BuildGraph (see the top of this file).
+function M.tree(c, now)
+  local root = { type = "cluster", basename = "cluster", name = "cluster", id = 0, size = 1, rank = -1, with = {} }
+  now = now and c.usage ~= nil
+  local usage = now and c.usage or {}
+  local index = { core = 0, memory = 0, gpu = 0 }
+  local rank = 0
+  local function child(node, typ, size, unit)
+    if size <= 0 then return end
+    node.with[#node.with + 1] = { type = typ, basename = typ, name = typ .. index[typ], id = index[typ],
+                                  size = size, rank = -1, unit = unit }
+    index[typ] = index[typ] + 1
+  end
+  for _, n in ipairs(c.nodes or {}) do
+    if not n.unschedulable and not n.control_plane then
+      local u = usage[n.name] or {}
+      local v = { type = "node", basename = "node", name = n.name, id = rank, size = 1, rank = rank,
+                  properties = { ["virtual=false"] = "" }, hostname = n.name, with = {} }
+      rank = rank + 1
+      -- whole cores: all of them (Fluence rounds allocatable up), or what
+      -- is left of the allocatable millicores once the pods' are taken
+      child(v, "core", now and (n.cpu_milli - (u.cpu_milli or 0)) // 1000 or n.cpu)
+      child(v, "memory", (n.memory - (u.memory or 0)) // MIB, "MB")
+      child(v, "gpu", n.gpu - (u.gpu or 0))
+      root.with[#root.with + 1] = v
+    end
+  end
+  return root
+end
+
+-- The matchable graph of cluster c: its nodes (now: what is free on them),
+-- with the offerings' virtual resources grafted on.  nil, why without nodes.
+function M.graph(c, now)
+  local key = now and "graph_now" or "graph_full"
+  if c[key] ~= nil then return c[key] or nil, c[key .. "_why"] end
+  local match = require "fluence.match"
+  if not c.nodes then
+    c[key] = false
+    c[key .. "_why"] = c.nodes_error and c.nodes_error.message or "the nodes were not read"
+    return nil, c[key .. "_why"]
+  end
+  local g, err = match.graph_from_tree(M.tree(c, now))
+  if g and c.offerings and c.offerings.doc then
+    g, err = match.graph_from_resources(c.offerings.doc, g)
+  end
+  if not g then errors.raise("INPUT", "cluster %s: the resource graph: %s", M.name(c), tostring(err)) end
+  c[key] = g
+  return g
+end
+
+-- JGF text of a graph: vertices in order with Fluxion's metadata (keys
+-- sorted, as Fluence's builder writes them) and the containment edges.
+function M.jgf(g)
+  local vs = g:vertices()
+  local by_path, nodes, edges = {}, {}, {}
+  for i, v in ipairs(vs) do by_path[v.path] = i - 1 end
+  for i, v in ipairs(vs) do
+    local meta = { basename = v.basename or v.type, exclusive = false, id = v.id, name = v.name,
+                   paths = { containment = v.path }, rank = v.rank, size = v.size, type = v.type,
+                   uniq_id = i - 1, unit = v.unit or "" }
+    if next(v.properties) then meta.properties = v.properties end
+    if v.type == "node" and v.properties["virtual=false"] then meta.hostname = v.name end
+    nodes[i] = { id = tostring(i - 1), metadata = meta }
+    local parent = v.path:match("^(.+)/[^/]+$")
+    if parent and by_path[parent] then
+      edges[#edges + 1] = { source = tostring(by_path[parent]), target = tostring(i - 1),
+                            metadata = { subsystem = "containment" } }
+    end
+  end
+  local doc = setmetatable({ graph = setmetatable({ nodes = json.array(nodes), edges = json.array(edges) },
+                                                  { __order = { "nodes", "edges" } }) }, {})
+  for _, n in ipairs(nodes) do
+    setmetatable(n, { __order = { "id", "metadata" } })
+    local keys = {}
+    for k in pairs(n.metadata) do keys[#keys + 1] = k end
+    table.sort(keys)
+    setmetatable(n.metadata, { __order = keys })
+  end
+  for _, e in ipairs(edges) do setmetatable(e, { __order = { "source", "target", "metadata" } }) end
+  return json.encode(doc, { indent = 2 }) .. "\n"
+end
+
+-- An indented tree: one line per vertex, "name (type) size unit [properties]".
+function M.tree_text(g)
+  local out = {}
+  for _, v in ipairs(g:vertices()) do
+    local depth = select(2, v.path:gsub("/", "")) - 1
+    local props = {}
+    for k in pairs(v.properties) do props[#props + 1] = k end
+    table.sort(props)
+    local size = v.size ~= 1 and (" " .. v.size .. (v.unit and v.unit ~= "" and (" " .. v.unit) or "")) or ""
+    if v.type == "memory" or v.type == "core" or v.type == "gpu" then
+      size = " " .. v.size .. (v.unit and v.unit ~= "" and (" " .. v.unit) or "")
+    end
+    out[#out + 1] = ("%s%s (%s)%s%s%s\n"):format(("  "):rep(depth), v.name, v.type, size,
+      v.rank >= 0 and (" rank " .. v.rank) or "", #props > 0 and (" [" .. table.concat(props, ", ") .. "]") or "")
+  end
+  return table.concat(out)
+end
+
+return M

@@ -1,0 +1,66 @@
+-- `fluence graph`: the resource graph Fluence builds from a cluster's nodes
+-- (pkg/cluster BuildGraph) with the fluence-resources offerings grafted on —
+-- what `fits` matches against.  --now: what is free now, less the requests
+-- of the pods bound to each node.
+--
+--   -o jgf (default)  the graph as JGF; with several --context, one JSON
+--                     object {context: JGF, ...}
+--   -o tree           an indented tree, one vertex a line, per context
+local sys = require "fluence.sys"
+local errors = require "fluence.errors"
+local json = require "fluence.json"
+local cluster = require "fluence.cluster"
+
+local cmd = {}
+
+function cmd.run(args)
+  local opts = args.opts
+  if #args.positional > 0 then errors.raise("USAGE", "graph: unexpected argument %q", args.positional[1]) end
+  local fmt = opts.output or "jgf"
+  if fmt ~= "jgf" and fmt ~= "tree" then
+    errors.raise("USAGE", "graph: unknown output format %q (jgf or tree)", tostring(fmt))
+  end
+  local cl = cluster.open(opts)
+  cluster.load(cl.list, { offerings = opts["fluence-ns"] or "kube-system", nodes = true, pods = opts.now })
+  local parts, notes = {}, {}
+  for _, c in ipairs(cl.list) do
+    local name = cluster.name(c)
+    if not c.nodes then
+      local e = c.nodes_error
+      if errors.is(e) then error(e, 0) end
+      errors.raise("CLUSTER", "graph: context %q: cannot read the nodes", name)
+    end
+    if c.offerings_error then
+      notes[#notes + 1] = ("note: context %q: no offerings in the graph (%s)\n"):format(name, c.offerings_error.message)
+    end
+    if opts.now and c.usage_error then
+      notes[#notes + 1] = ("note: context %q: cannot list the pods (%s): the graph shows capacity, not what is free now\n")
+        :format(name, c.usage_error.message)
+    end
+    local g = cluster.graph(c, opts.now)
+    parts[#parts + 1] = { name = name, graph = g }
+  end
+  local out
+  if fmt == "tree" then
+    local t = {}
+    for _, p in ipairs(parts) do
+      if cl.many then t[#t + 1] = ("context %s:\n"):format(p.name) end
+      t[#t + 1] = cluster.tree_text(p.graph)
+    end
+    out = table.concat(t)
+  elseif not cl.many then
+    out = cluster.jgf(parts[1].graph)
+  else
+    local t, order = {}, {}
+    for _, p in ipairs(parts) do
+      t[p.name] = json.decode(cluster.jgf(p.graph))
+      order[#order + 1] = p.name
+    end
+    out = json.encode(setmetatable(t, { __order = order }), { indent = 2 }) .. "\n"
+  end
+  if #notes > 0 then sys.write(2, table.concat(notes)) end
+  sys.write(1, out)
+  return sys.EXIT.OK
+end
+
+return cmd
