@@ -20,7 +20,8 @@
 --                                    -- as admin: status, decoded | raises
 --   api:get(path)                    -- decoded object, or nil, error
 --   api:audit()                      -- the requests the server saw since the
---                                    -- last call ({verb, uri, user, code, query})
+--                                    -- last call ({verb, uri, user, code, query}),
+--                                    -- its own background ones left out
 --   api:client_cert(user, group)     -- cert, key files signed by its CA
 --   api.tokens.{admin,file,sa,nobody}, api.users.NAME
 --                                    -- bearer tokens and the user each is;
@@ -247,7 +248,9 @@ function API:audit()
   local out = {}
   for line in text:sub(from):gmatch("[^\n]+") do
     local ev = json.decode(line)
-    if ev and ev.kind == "Event" then
+    local user = ev and ev.user and ev.user.username or ""
+    -- the server's own background work is not what a spec sent
+    if ev and ev.kind == "Event" and user ~= "system:apiserver" and not user:match("^system:kube%-") then
       local uri = ev.requestURI or ""
       local query = {}
       for k, v in (uri:match("%?(.*)$") or ""):gmatch("([^&=]+)=?([^&]*)") do
