@@ -113,6 +113,85 @@ do
   else notes[#notes + 1] = "stream benchmark failed: " .. err end
 end
 
+-- 6. the live cluster graph at scale (issue 17): a generated cluster of
+-- 5,000 nodes and 150,000 pods (bench/cluster_server.py, plain HTTP on
+-- loopback, paged lists), a gang checked with fits:now; beside it the floor,
+-- the same pages only transferred (one curl process, reused connection).
+do
+  local NODES, PODS = 5000, 150000
+  local pf = B .. "/cluster.port"
+  os.remove(pf)
+  sh(("python3 bench/cluster_server.py --port-file %s --nodes %d --pods %d >/dev/null 2>&1 & echo $! > %s.pid")
+     :format(q(pf), NODES, PODS, q(pf)))
+  local port
+  for _ = 1, 200 do
+    local f = io.open(pf)
+    if f then port = f:read("n"); f:close() end
+    if port then break end
+    os.execute("sleep 0.05")
+  end
+  if not port then notes[#notes + 1] = "cluster benchmark: the generated cluster did not start"
+  else
+    local kc = B .. "/cluster-kubeconfig.yaml"
+    local f = assert(io.open(kc, "w"))
+    f:write(([[
+apiVersion: v1
+kind: Config
+current-context: bench
+clusters: [{name: bench, cluster: {server: "http://127.0.0.1:%d"}}]
+contexts: [{name: bench, context: {cluster: bench, user: bench}}]
+users: [{name: bench, user: {token: bench-token}}]
+]]):format(port))
+    f:close()
+    local job, attrs = B .. "/gang-now.yaml", B .. "/gang-attrs.yaml"
+    f = assert(io.open(attrs, "w"))
+    f:write("version: 1\nbackends:\n  - name: gpu-h100\n    attributes: {cost_usd: 4}\n")
+    f:close()
+    f = assert(io.open(job, "w"))
+    f:write([[
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: gang
+  annotations:
+    fluence.flux-framework.org/select-policy: "fits:now,min-cost"
+spec:
+  parallelism: 64
+  template:
+    spec:
+      schedulerName: fluence
+      restartPolicy: Never
+      containers:
+        - name: c
+          image: x
+          resources:
+            requests: {cpu: "16", memory: 64Gi, nvidia.com/gpu: "4"}
+            limits: {nvidia.com/gpu: "4"}
+]])
+    f:close()
+    -- the floor: every page of both lists, transferred only
+    local urls = {}
+    local sel = "spec.nodeName!%3D,status.phase!%3DSucceeded,status.phase!%3DFailed"
+    for i = 0, NODES - 1, 2000 do
+      urls[#urls + 1] = ("-o /dev/null 'http://127.0.0.1:%d/api/v1/nodes?limit=2000%s'")
+        :format(port, i > 0 and ("&continue=nodes-" .. i) or "")
+    end
+    for i = 0, PODS - 1, 5000 do
+      urls[#urls + 1] = ("-o /dev/null 'http://127.0.0.1:%d/api/v1/pods?limit=5000&fieldSelector=%s%s'")
+        :format(port, sel, i > 0 and ("&continue=pods-" .. i) or "")
+    end
+    timeit(1, { FL, "select", "-f", job, "--attributes", attrs, "--kubeconfig", kc })   -- the server makes its pages
+    local floor = timeit(5, { "sh", "-c", "curl -s " .. table.concat(urls, " ") })
+    local r, err = timeit(5, { FL, "select", "-f", job, "--attributes", attrs, "--kubeconfig", kc })
+    if r and floor then
+      row(("live graph + `fits:now`: %d nodes, %d pods (median of 5)"):format(NODES, PODS), "< 1 s, < 500 MiB",
+          ("%.0f ms, %.0f MiB RSS; floor (the pages transferred only) %.0f ms"):format(r.median, r.rss, floor.median),
+          r.median < 1000 and r.rss < 500)
+    else notes[#notes + 1] = "cluster benchmark failed: " .. tostring(err) end
+  end
+  sh(("kill $(cat %s.pid) 2>/dev/null"):format(q(pf)))
+end
+
 -- 4. the matcher and 5. live provider concurrency (their own scripts)
 for _, b in ipairs{ { "Fluxion-compatible matcher (bench/match_bench.lua)", "lua5.4 bench/match_bench.lua" },
                     { "braket-live concurrency (bench/braket_bench.lua)", "lua5.4 bench/braket_bench.lua 20 200 5" } } do

@@ -98,6 +98,16 @@ static int put(struct js *s, size_t at, const char *b, size_t n)
     return 0;
 }
 
+/* Does any byte of w equal c, or lie below 0x20?  (Eight at a time: most of
+ * a list is string bytes to step over.) */
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+static inline int stops(uint64_t w)
+{
+    uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
+    return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((w - ONES * 0x20) & ~w)) & HIGHS ? 1 : 0;
+}
+
 /* Reads a string.  Without escapes out points into the text; with them, the
  * decoded bytes are in the scratch buffer (valid until the next decode). */
 static int read_str(struct js *s, struct str *out)
@@ -105,6 +115,13 @@ static int read_str(struct js *s, struct str *out)
     if (peek(s) != '"') return fail(s, "expected a string");
     const char *b = ++s->p;
     const char *q = b;
+    for (;;) {
+        uint64_t w;
+        if (s->end - q < 8) break;
+        memcpy(&w, q, 8);
+        if (stops(w)) break;
+        q += 8;
+    }
     while (q < s->end && *q != '"' && *q != '\\') {
         if ((unsigned char)*q < 0x20) { s->p = q; return fail(s, "control character in a string"); }
         q++;

@@ -17,6 +17,8 @@
 --                      matchers holding the current allocations, used by fits:now
 --                      (their state is restored after the check)
 --   request.match_policy = "first" | "lonode" | ...                    (optional)
+--   request.keep_unmatched = { [backend name] = true }   (optional) backends
+--                      kept without a graph (their cluster's could not be read)
 -- Without request.graphs the stage keeps every backend (nothing to check).
 -- The jobspecs are those of fluence.jobspecs (repeated here: plugins cannot
 -- require modules).
@@ -147,7 +149,9 @@ return {
       for _, b in ipairs(backends) do
         local whole = graphs[b.name] or graphs["*"]
         local g = pool and (pool[b.name] or pool["*"]) or whole
-        if not g then
+        if not g and request.keep_unmatched and request.keep_unmatched[b.name] then
+          keep[#keep + 1] = b                -- its cluster's graph could not be read (noted)
+        elseif not g then
           reasons[b.name] = "no resource graph for this backend"
         else
           local ok, why = check(g, now and request.matchers and request.matchers[b.name] or nil,

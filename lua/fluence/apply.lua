@@ -11,7 +11,8 @@
 --             namespace_explicit = bool (-n given: objects naming another
 --             namespace are refused, as kubectl does) }
 --     results: { {ok =, name = "job.batch/x", action = "serverside-applied" |
---                 "created", message = (error text), object = (server's answer)}, ... }
+--                 "created", message = (error text), object = (server's answer),
+--                 at = (index in objects of what it came from)}, ... }
 --   apply.preflight(client, objects, opts) -> conflicts
 --     for every object this run pinned that already exists: the same decision
 --     keeps the live audit's time (objects[i].json is updated), another pin
@@ -41,18 +42,18 @@ end
 
 local function expand(objects)
   local out = {}
-  for _, o in ipairs(objects) do
+  for at, o in ipairs(objects) do
     local doc = o.json and json.decode(o.json)
     if type(doc) == "table" and doc.kind == "List" and type(doc.items) == "table" then
       for _, item in ipairs(doc.items) do
         local meta = type(item.metadata) == "table" and item.metadata or {}
         out[#out + 1] = { kind = item.kind, apiVersion = item.apiVersion, name = meta.name,
-                          generateName = meta.generateName, namespace = meta.namespace, doc = item }
+                          generateName = meta.generateName, namespace = meta.namespace, doc = item, at = at }
       end
     else
       -- an object without its JSON is reported as failed, never skipped
       out[#out + 1] = { kind = o.kind, apiVersion = o.apiVersion, name = o.name, generateName = o.generateName,
-                        namespace = o.namespace, doc = doc, chosen = o.chosen, source = o,
+                        namespace = o.namespace, doc = doc, chosen = o.chosen, source = o, at = at,
                         missing = not o.json and "no JSON text for this object" or nil }
     end
   end
@@ -200,7 +201,7 @@ function M.apply_all(client, objects, opts)
     if ok and type(answer) == "table" and type(answer.metadata) == "table" and answer.metadata.name then
       name = answer.metadata.name
     end
-    local res = { ok = ok, name = M.display_name(o.apiVersion, o.kind, name), chosen = o.chosen }
+    local res = { ok = ok, name = M.display_name(o.apiVersion, o.kind, name), chosen = o.chosen, at = o.at }
     if ok then
       res.action = opts.create and "created" or "serverside-applied"
       if opts.dry_run == "server" then res.action = res.action .. " (server dry run)" end

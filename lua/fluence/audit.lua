@@ -6,7 +6,7 @@ local sys = require "fluence.sys"
 local audit = {}
 
 audit.LIMIT = 256 * 1024       -- Kubernetes: total size of an object's annotations
-local ORDER = { "chosen", "policy", "candidates", "dropped", "notes", "truncated", "time" }
+local ORDER = { "chosen", "context", "policy", "candidates", "dropped", "notes", "truncated", "time" }
 
 local function ordered(t, order)
   return setmetatable(t, { __order = order })
@@ -28,13 +28,14 @@ local function go_backend(b)
 end
 
 -- build{policy, chosen, survivors = {backend...}, dropped = {name = reason},
---       notes = {...}} -> table ready for json.encode (the Go client's keys,
--- plus the time of the selection)
+--       notes = {...}, context = <the cluster chosen, with several>} -> table
+-- ready for json.encode (the Go client's keys, plus the time of the
+-- selection and, among several clusters, the context)
 function audit.build(s)
   local cands = json.array{}
   for i, b in ipairs(s.survivors or {}) do cands[i] = go_backend(b) end
   return ordered({
-    policy = s.policy, chosen = s.chosen, candidates = cands,
+    policy = s.policy, chosen = s.chosen, context = s.context, candidates = cands,
     dropped = json.object(s.dropped or {}), notes = json.array(s.notes or {}),
     time = sys.rfc3339(),
   }, ORDER)

@@ -37,7 +37,10 @@ local sys = require "fluence.sys"
 
 local M = {}
 
-M.PAGE = 500            -- items per list page (kubectl's chunk size)
+-- Items per list page: a page costs a round trip, and a 150,000-pod
+-- cluster in pages of 500 (kubectl's chunk) is 300 of them; 5,000 pods are
+-- ~7 MB of JSON.  Nodes carry more (images, conditions): fewer a page.
+M.PAGE = { nodes = 2000, usage = 5000 }
 local MIB = 1024 * 1024
 -- bound, unfinished pods only: the server filters, the rest is never sent
 M.POD_SELECTOR = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
@@ -149,7 +152,7 @@ function M.load(list, want)
     for i, s in ipairs(active) do
       local query
       if s.paged then
-        query = { limit = tostring(M.PAGE), continue = s.continue, fieldSelector = s.selector }
+        query = { limit = tostring(M.PAGE[s.what]), continue = s.continue, fieldSelector = s.selector }
       end
       batch[i] = { s.c.client, "GET", s.path, nil, nil, query, text = true }
     end

@@ -11,7 +11,8 @@
 --     how.explain:     also keep every backend and stage for explain
 --     how.objects_json: give every object its edited JSON (o.json), for apply
 --   res.objects[i].chosen: the backend this run pinned the object to (nil
---     when it made no selection for it)
+--     when it made no selection for it); .context: the cluster (context) it
+--     was chosen on, with several --context
 local sys = require "fluence.sys"
 local errors = require "fluence.errors"
 local inputs = require "fluence.inputs"
@@ -52,13 +53,16 @@ local function clusters_source(args)
                                     nodes = graph or src.want_graph, pods = graph or src.want_graph })
     logger.v(1, "cluster reads done in %.0f ms", (sys.monotonic() - t0) * 1000)
   end
+  -- The offerings of the cluster being decided for (src.current, with
+  -- several contexts), else of the only one.
   function src.offerings()
     if opts.offline then return nil, "offline: the cluster's offerings were not consulted" end
     src.load()
-    local c = src.open().list[1]
+    local c = src.current or src.open().list[1]
     if c.offerings then return c.offerings end
     local err = c.offerings_error
-    local why = "scheduler offerings unknown (could not read the fluence-resources ConfigMap: " ..
+    local on = src.current and (" on context %q"):format(require("fluence.cluster").name(c)) or ""
+    local why = "scheduler offerings unknown" .. on .. " (could not read the fluence-resources ConfigMap: " ..
                 tostring(err and err.message or err or "unknown error") .. "); selecting over all provided backends"
     if opts["require-offerings"] then errors.raise("CLUSTER", "%s", why) end
     return nil, why
@@ -374,13 +378,132 @@ local function decide(ctx, req, how)
   return d
 end
 
+-- ------------------------------------------------------- several clusters
+
+-- A backend of cluster `name` as a candidate among several clusters: named
+-- BACKEND@CONTEXT (names stay unique for the pipeline and its reasons), with
+-- the attributes `backend` and `context` policies can test.
+local function candidate(b, name)
+  local attrs, source = {}, {}
+  for k, v in pairs(b.attrs) do attrs[k] = v end
+  for k, v in pairs(b.source or {}) do source[k] = v end
+  attrs.backend, attrs.context = b.name, name
+  source.backend, source.context = "cluster", "cluster"
+  return { name = b.name .. "@" .. name, attrs = attrs, source = source }
+end
+
+-- The decision for one request among several clusters (--context given
+-- more than once): per cluster, the providers (the configmap provider reads
+-- that cluster's offerings) and the offerings' narrowing; then one pipeline
+-- over every (cluster, backend) candidate, fits matching each against its
+-- own cluster's graph.
+local function decide_many(ctx, req, how)
+  local args, reg = ctx.args, ctx.reg
+  local src = reg.clusters
+  local cluster = require "fluence.cluster"
+  local d = { notes = {}, many = true, all = {} }
+  local said = {}
+  local function note(n)
+    if not said[n] then said[n] = true; d.notes[#d.notes + 1] = n end
+  end
+  local per = {}
+  for _, c in ipairs(src.open().list) do
+    src.current = c
+    local notes = {}
+    local state = { results = {}, merged = {}, notes = notes }
+    local providers, seen = static_providers(reg, args, req, notes)
+    gather(reg, args, req, providers, state)
+    for _, n in ipairs(notes) do note(n) end
+    per[#per + 1] = { c = c, name = cluster.name(c), state = state, seen = seen }
+  end
+  local pl = how.policy
+  if not pl then
+    local union = {}
+    for _, p in ipairs(per) do for _, b in ipairs(p.state.merged) do union[#union + 1] = b end end
+    union[#union + 1] = { name = "", attrs = { backend = "", context = "" } }
+    local ok, e = errors.try(compile, ctx.cache, reg, args, req.policy, "select-policy", known_attributes(reg, union))
+    if not ok then src.current = nil; d.compile_error = e return d end
+    pl = e
+  end
+  d.pipeline = pl
+  local needs = pl.attributes and pl:attributes() or {}
+  local pool, dropped, offered_by = {}, {}, {}
+  for _, p in ipairs(per) do
+    src.current = p.c
+    local notes = {}
+    p.state.notes = notes
+    gather(reg, args, req, live_providers(reg, needs, p.seen), p.state)
+    local offered, why = reg.offerings()
+    if why and not args.opts.offline then notes[#notes + 1] = why end
+    for _, n in ipairs(notes) do note(n) end
+    local dr = {}
+    local kept = narrow(p.state.merged, req, offered, dr)
+    for n, r in pairs(dr) do dropped[n .. "@" .. p.name] = r end
+    for _, b in ipairs(p.state.merged) do d.all[#d.all + 1] = candidate(b, p.name) end
+    for _, b in ipairs(kept) do
+      local cand = candidate(b, p.name)
+      pool[#pool + 1] = cand
+      offered_by[cand.name] = p.c
+    end
+  end
+  src.current = nil
+  if #pool == 0 then
+    d.dropped, d.result = dropped, { ok = false, stages = {}, dropped = {} }
+    d.no_candidates = #d.all == 0 and
+      " (no provider returned any: give --attributes FILE or --provider NAME)" or ""
+    return d
+  end
+  if uses_fits(pl) then
+    local graphs, now_graphs = {}, {}
+    if args.opts.graph and args.opts.graph[1] or args.opts.offline then
+      local g, ng = graphs_for(ctx, pool, nil, d.notes)
+      graphs, now_graphs = g, ng
+    else
+      src.load(true)
+      for name, c in pairs(offered_by) do
+        local full, why = cluster.graph(c, false)
+        if full then
+          graphs[name] = full
+          now_graphs[name] = c.usage and cluster.graph(c, true) or full
+          if not c.usage then
+            note(("cannot list the pods running on context %q (%s): fits:now matches against capacity, " ..
+                  "not what runs now"):format(cluster.name(c), c.usage_error and c.usage_error.message or "not read"))
+          end
+        else
+          note(("cannot read the nodes of context %q (%s): fits keeps its backends"):format(cluster.name(c), why))
+        end
+      end
+      -- a cluster without a graph keeps its candidates (fits has nothing to match)
+      local keep_all = {}
+      for _, b in ipairs(pool) do if not graphs[b.name] then keep_all[b.name] = true end end
+      if next(keep_all) then
+        local none = {}
+        for n in pairs(keep_all) do none[n] = true end
+        req = setmetatable({ keep_unmatched = none }, { __index = req })
+      end
+    end
+    req = setmetatable({ graphs = graphs, now_graphs = now_graphs }, { __index = req })
+  end
+  local result = pl:run(pool, req)
+  for name, reason in pairs(result.dropped or {}) do
+    if not dropped[name] then dropped[name] = reason end
+  end
+  d.result, d.dropped = result, dropped
+  if result.ok then
+    local top = result.survivors[1]
+    d.chosen, d.context = top.attrs.backend, top.attrs.context
+  end
+  return d
+end
+
 -- Selects for one object; returns the record for output/explain.
 local function select_one(ctx, obj, where, how)
   local req = request_mod.build(obj, where)
   local key = request_key(req)
   local d = ctx.memo[key]
   if not d then
-    d = decide(ctx, req, how)
+    local many = not ctx.args.opts.offline and ctx.reg.clusters.open().many
+    d = (many and decide_many or decide)(ctx, req, how)
     ctx.memo[key] = d
   end
   if d.compile_error then
@@ -388,7 +511,8 @@ local function select_one(ctx, obj, where, how)
     errors.raise(e.kind or "INPUT", "%s: %s: %s", where, describe(obj), e.message)
   end
   local rec = { object = obj, request = req, where = where, decision = d, notes = d.notes,
-                pipeline = d.pipeline, all = d.all, result = d.result, dropped = d.dropped, chosen = d.chosen }
+                pipeline = d.pipeline, all = d.all, result = d.result, dropped = d.dropped, chosen = d.chosen,
+                context = d.context }
   if d.no_candidates then
     rec.error = ("%s: %s: selection failed: no candidate backends after intersecting providers " ..
                  "with scheduler offerings%s"):format(where, describe(obj), d.no_candidates)
@@ -413,8 +537,8 @@ local function stamp(stream, obj, rec)
   -- object whose other annotations leave it less room
   local text = d.audit_text
   if not text or #text > budget then
-    local a = audit.build{ policy = rec.pipeline.text, chosen = rec.chosen, survivors = rec.result.survivors,
-                           dropped = rec.dropped, notes = rec.notes }
+    local a = audit.build{ policy = rec.pipeline.text, chosen = rec.chosen, context = rec.context,
+                           survivors = rec.result.survivors, dropped = rec.dropped, notes = rec.notes }
     text = audit.encode(a, budget)
     if not d.audit_text then d.audit_text = text end
   end
@@ -424,8 +548,9 @@ local function stamp(stream, obj, rec)
 end
 
 local function report(rec)
-  local lines = { ('selected backend "%s" for %s (policy "%s")\n'):format(rec.chosen, describe(rec.object),
-                                                                          rec.pipeline.text) }
+  local on = rec.context and (' on context "%s"'):format(rec.context) or ""
+  local lines = { ('selected backend "%s"%s for %s (policy "%s")\n'):format(rec.chosen, on, describe(rec.object),
+                                                                            rec.pipeline.text) }
   local names = {}
   for n in pairs(rec.dropped) do names[#names + 1] = n end
   table.sort(names)
@@ -468,7 +593,7 @@ function selection.run(args, how)
     for _, obj in ipairs(st.objects) do
       local where = ("%s:%d:%d"):format(st.name, obj.line or 1, obj.col or 1)
       local wanted = obj.wants_selection or (how.policy_file and obj.targets_fluence)
-      local chosen
+      local chosen, context
       if wanted and obj.annotations[PIN] and not opts["force-select"] and not how.policy_file then
         stderr[#stderr + 1] = ('note: %s already pinned to "%s"; skipping selection ' ..
                                '(use --force-select to override)\n'):format(describe(obj), obj.annotations[PIN])
@@ -485,13 +610,13 @@ function selection.run(args, how)
         if rec.chosen then
           stamp(st.stream, obj, rec)
           stderr[#stderr + 1] = report(rec)
-          chosen = rec.chosen
+          chosen, context = rec.chosen, rec.context
         end
       end
       objects[#objects + 1] = { stream = st.stream, index = obj.index, kind = obj.kind,
                                 apiVersion = obj.apiVersion, name = obj.name,
                                 generateName = obj.generateName, namespace = obj.namespace,
-                                chosen = chosen }
+                                chosen = chosen, context = context }
     end
   end
 

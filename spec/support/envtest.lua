@@ -9,6 +9,7 @@
 --   local envtest = require "support.envtest"
 --   local api = envtest.get()        -- one server per busted run, started on
 --                                    -- first use; nil, why when unavailable
+--   envtest.get("b")                 -- another one (a second cluster)
 --   envtest.describe("apply", function(api) ... end)
 --                                    -- a describe block that is one
 --                                    -- `pending` line saying how to run it
@@ -323,21 +324,25 @@ function API:kubectl(args)
   return cli.run(full)
 end
 
--- One server per busted run, made on first use.
-local the, why
-local sentinel
-function M.get()
-  if the or why then return the, why end
+-- One server per name per busted run ("main" unless named: a second cluster
+-- for the multi-cluster specs), made on first use.
+local servers, why = {}, nil
+-- (held by the module, so it lives until the state closes)
+M.sentinel = setmetatable({}, { __gc = function()
+  for _, api in pairs(servers) do api:stop() end
+end })
+function M.get(name)
+  name = name or "main"
+  if servers[name] or why then return servers[name], why end
   local ok, api = pcall(start)
   if not ok then error(api, 0) end
   if not api then
     why = select(2, M.assets()) or "unavailable"
     return nil, why
   end
-  the = api
   -- stopped when the Lua state closes (busted's exit closes it)
-  sentinel = setmetatable({}, { __gc = function() if the then the:stop() end end })
-  return the
+  servers[name] = api
+  return api
 end
 
 -- describe(name, fn): fn(api) inside a describe block when there is a

@@ -75,13 +75,31 @@ function cmd.run(args)
   end
 
   local apply = require "fluence.apply"
-  local client = require("fluence.cluster").open(opts).list[1].client
+  -- each object goes to the cluster chosen for it (with several --context);
+  -- objects this run did not place go to the first context named
+  local cluster = require "fluence.cluster"
+  local cl = cluster.open(opts)
+  local by_name, groups = {}, {}
+  for _, c in ipairs(cl.list) do by_name[cluster.name(c)] = c end
+  local first = cl.list[1]
+  for i, o in ipairs(res.objects) do
+    local c = o.context and by_name[o.context] or first
+    local g = groups[c]
+    if not g then g = { c = c, objects = {}, index = {} }; groups[c] = g; groups[#groups + 1] = g end
+    g.objects[#g.objects + 1] = o
+    g.index[#g.index + 1] = i
+  end
   if res.stderr then sys.write(2, res.stderr) end
   if opts.confirm then
     local n = #res.objects
-    local answer = sys.read_tty_line(("%s %d object%s to %s (context %q, namespace %q)? [y/N] ")
-      :format(args.verb == "create" and "Create" or "Apply", n, n == 1 and "" or "s",
-              client.server or "?", client.context or "", client.namespace or ""))
+    local where = {}
+    for _, g in ipairs(groups) do
+      local client = g.c.client
+      where[#where + 1] = ("%s (context %q, namespace %q)"):format(client.server or "?", client.context or "",
+                                                                  client.namespace or "")
+    end
+    local answer = sys.read_tty_line(("%s %d object%s to %s? [y/N] ")
+      :format(args.verb == "create" and "Create" or "Apply", n, n == 1 and "" or "s", table.concat(where, " and ")))
     if answer == nil then
       errors.raise("USAGE", "%s: --confirm needs a terminal to ask on", args.verb)
     end
@@ -90,15 +108,24 @@ function cmd.run(args)
       return sys.EXIT.OK
     end
   end
-  local how = {
-    field_manager = opts["field-manager"] or apply.FIELD_MANAGER,
-    force = opts["force-conflicts"] and true or false,
-    dry_run = mode, create = args.verb == "create",
-    namespace = client.namespace, namespace_explicit = opts.namespace ~= nil,
-  }
+  local function how_for(client)
+    return {
+      field_manager = opts["field-manager"] or apply.FIELD_MANAGER,
+      force = opts["force-conflicts"] and true or false,
+      dry_run = mode, create = args.verb == "create",
+      namespace = client.namespace, namespace_explicit = opts.namespace ~= nil,
+    }
+  end
   -- A changed selection the server cannot apply in place (a Job's pod
-  -- template is immutable) stops the run before anything is applied.
-  local conflicts = apply.preflight(client, res.objects, how)
+  -- template is immutable) stops the run before anything is applied, on
+  -- any cluster.
+  local conflicts = {}
+  for _, g in ipairs(groups) do
+    for _, c in ipairs(apply.preflight(g.c.client, g.objects, how_for(g.c.client))) do
+      if cl.many then c.name = c.name .. (" (context %q)"):format(cluster.name(g.c)) end
+      conflicts[#conflicts + 1] = c
+    end
+  end
   if #conflicts > 0 then
     local lines = {}
     for i, c in ipairs(conflicts) do lines[i] = "fluence: " .. apply.conflict_message(c) .. "\n" end
@@ -107,7 +134,19 @@ function cmd.run(args)
     sys.write(2, table.concat(lines))
     return sys.EXIT.CLUSTER
   end
-  local results = apply.apply_all(client, res.objects, how)
+  local results = {}
+  for _, g in ipairs(groups) do
+    local rs = apply.apply_all(g.c.client, g.objects, how_for(g.c.client))
+    -- results follow the input order (a v1 List item counts as its object)
+    for k, r in ipairs(rs) do
+      if cl.many then r.name = r.name .. (" (context %s)"):format(cluster.name(g.c)) end
+      r.order = { g.index[r.at], k }
+      results[#results + 1] = r
+    end
+  end
+  table.sort(results, function(a, b)
+    return a.order[1] < b.order[1] or (a.order[1] == b.order[1] and a.order[2] < b.order[2])
+  end)
   local out, err, failed = {}, {}, 0
   for _, r in ipairs(results) do
     if r.ok then

@@ -22,8 +22,10 @@ end
 local function columns(rec)
   local needs = rec.pipeline.attributes and rec.pipeline:attributes() or {}
   local cols = {}
-  for k in pairs(needs) do cols[#cols + 1] = k end
+  for k in pairs(needs) do if k ~= "context" then cols[#cols + 1] = k end end
   table.sort(cols)
+  -- among several clusters, where each candidate is comes first
+  if rec.decision and rec.decision.many then table.insert(cols, 1, "context") end
   return cols
 end
 
@@ -68,6 +70,11 @@ local function stage_cells(rec)
   return cells
 end
 
+-- The chosen candidate's row name: BACKEND, or BACKEND@CONTEXT among clusters.
+local function chosen_name(rec)
+  return rec.context and rec.chosen and (rec.chosen .. "@" .. rec.context) or rec.chosen
+end
+
 local function to_json(records)
   local out = json.array{}
   for _, rec in ipairs(records) do
@@ -89,9 +96,9 @@ local function to_json(records)
     end
     out[#out + 1] = setmetatable({
       object = describe(rec.object), where = rec.where, policy = rec.pipeline.text,
-      chosen = rec.chosen, error = rec.error, stages = stages, backends = rows,
+      chosen = rec.chosen, context = rec.context, error = rec.error, stages = stages, backends = rows,
       notes = json.array(rec.notes),
-    }, { __order = { "object", "where", "policy", "chosen", "error", "stages", "backends", "notes" } })
+    }, { __order = { "object", "where", "policy", "chosen", "context", "error", "stages", "backends", "notes" } })
   end
   return json.encode(setmetatable({ objects = out }, {}), { indent = 2 }) .. "\n"
 end
@@ -118,7 +125,7 @@ local function to_table(records, color)
     local rows = { header }
     local kinds = { {} }
     for _, b in ipairs(rec.all) do
-      local row, kind = { b.name }, { b.name == rec.chosen and "chosen" or "" }
+      local row, kind = { b.name }, { b.name == chosen_name(rec) and "chosen" or "" }
       for _, c in ipairs(cols) do
         local v = b.attrs[c]
         row[#row + 1] = v == nil and "-" or (fmt_value(v) .. " (" .. (b.source[c] or "?") .. ")")
@@ -158,7 +165,8 @@ local function to_table(records, color)
       end
       out[#out + 1] = table.concat(parts, "  ")
     end
-    if rec.chosen then out[#out + 1] = "chosen: " .. paint("1;32", rec.chosen)
+    if rec.chosen then out[#out + 1] = "chosen: " .. paint("1;32", rec.chosen) ..
+                                        (rec.context and (" on context " .. rec.context) or "")
     else out[#out + 1] = paint("1;31", "failed: ") .. (rec.error or "no backend") end
     for _, n in ipairs(rec.notes) do out[#out + 1] = "note: " .. n end
   end
