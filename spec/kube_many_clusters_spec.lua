@@ -174,3 +174,33 @@ spec:
     for _, c in ipairs(a.candidates) do assert.are.equal("gpu-l4", c.name) end
   end)
 end)
+
+-- Distant clusters (the stand-in answers after a delay: a real server
+-- cannot be made slow on demand): every cluster's reads are sent at once,
+-- so a run waits for the slowest cluster, not for the sum.
+describe("several distant clusters (stand-in with latency)", function()
+  local H = require "fixtures.kube.harness"
+  local s
+  setup(function() s = H.start() end)
+  teardown(function() s.stop(); cli.cleanup() end)
+
+  it("are read at once: every request is sent before the first answer comes back", function()
+    local delayed = s.url .. "/_delay1500"
+    local path = H.kubeconfig(s, { doc = {
+      apiVersion = "v1", kind = "Config", ["current-context"] = "a",
+      clusters = json.array{ { name = "a", cluster = { server = delayed, ["certificate-authority"] = s.certs .. "/ca.crt" } },
+                             { name = "b", cluster = { server = delayed, ["certificate-authority"] = s.certs .. "/ca.crt" } } },
+      users = json.array{ { name = "u", user = { token = H.TOKENS.admin } } },
+      contexts = json.array{ { name = "a", context = { cluster = "a", user = "u" } },
+                             { name = "b", context = { cluster = "b", user = "u" } } } } })
+    H.requests(s)
+    local r = cli.run{ "graph", "--kubeconfig", path, "--context", "a", "--context", "b", "--now", "-o", "tree" }
+    assert.are.equal(0, r.code, r.err)
+    local reqs = H.requests(s)
+    -- per cluster: the offerings, the nodes and the pods
+    assert.are.equal(6, #reqs)
+    local first, last = math.huge, 0
+    for _, q in ipairs(reqs) do first, last = math.min(first, q.t), math.max(last, q.t) end
+    assert.is_true(last - first < 1.5, ("the last request left %.2f s after the first"):format(last - first))
+  end)
+end)

@@ -14,6 +14,7 @@ Anonymous requests get 401; users named with --forbid get 403 everywhere.
 Test paths (a kubeconfig's server URL may carry them as a prefix):
   /_slow/...      never answers (sleeps 60 s)
   /_500/...       500 InternalError
+  /_delayMS/...   answers normally after MS milliseconds (a distant cluster)
   /_429N/...      the first N requests under this prefix get 429 with
                   Retry-After: 1, then the request is served
 
@@ -177,19 +178,22 @@ class Handler(BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n) if n else b""
         path = u.path
-        m = re.match(r"^/_(slow|500|429(\d+))(/.*)$", path)
+        m = re.match(r"^/_(slow|500|429(\d+)|delay(\d+))(/.*)$", path)
         mode = None
+        arrived = time.time()
         if m:
-            mode, path = m.group(1), m.group(3)
+            mode, path = m.group(1), m.group(4)
         user, how = self.authenticate()
         if ARGS.request_log:
             with LOCK, open(ARGS.request_log, "a") as f:
-                f.write(json.dumps({"method": self.command, "path": path, "query": q, "user": user,
+                f.write(json.dumps({"method": self.command, "path": path, "query": q, "user": user, "t": arrived,
                                     "auth": how, "content_type": self.headers.get("Content-Type"),
                                     "body": body.decode(errors="replace")[:2000]}) + "\n")
         if mode == "slow":
             time.sleep(60)
             return
+        if mode and mode.startswith("delay"):
+            time.sleep(int(mode[5:]) / 1000.0)
         if mode == "500":
             return self.send_json(*status(500, "InternalError", "Internal error occurred: the test server was asked to fail"))
         if mode and mode.startswith("429"):
