@@ -100,6 +100,15 @@ the API server validates and admits the objects without persisting them
 (dryRun=All).]],
   verbose = [[-v: the providers called, the offerings read, timings; each further -v adds
 detail (such as HTTP status lines).  Credentials never appear.]],
+  ["cost-tol"] = [[Widens the best-equivalent group of min-cost, max-cost, min-queue and
+max-queue: the backends within the band of the best value are kept.  N is an
+absolute band (0.05: within 0.05 of the best), as in the Go client; N% is
+relative to the best value (5%: within 5% of it), as ~5% in a policy.  A
+stage's own ~N or ~N% overrides it; other rankers rank exact ties only.  A
+value that is not a finite decimal number >= 0 (abc, nan, 1e400, 0x10, -1) is
+a usage error (exit 2).]],
+  ["request-timeout"] = [[Seconds (2.5) or a kubectl duration (30s, 1m30s, 500ms, 1h); 0 means the
+default.  A negative or malformed value is a usage error (exit 2).]],
   offline = [[Also skips the configmap provider; the selection uses only --attributes files
 and named providers.]],
 }

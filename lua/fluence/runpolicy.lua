@@ -70,7 +70,7 @@ function runpolicy.how(path, args)
       if type(spec.pipeline) == "function" then return function_pipeline(spec.pipeline, path) end
       local pipeline = require "fluence.pipeline"
       local pl, perr = pipeline.compile(spec.pipeline, { policies = reg.policies, name = path,
-                                                          cost_tol = tonumber(args.opts["cost-tol"]) or 0 })
+                                                          cost_tol = args.opts["cost-tol"] })
       if not pl then
         if errors.is(perr) then error(perr, 0) end
         errors.raise("INPUT", "%s", tostring(perr))

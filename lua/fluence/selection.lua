@@ -225,7 +225,7 @@ local function compile(cache, reg, args, text, name, known)
   if cache[key] then return cache[key] end
   local pipeline = require "fluence.pipeline"
   local pl, err = pipeline.compile(text, { policies = reg.policies, name = name, known_attributes = known,
-                                           cost_tol = tonumber(args.opts["cost-tol"]) or 0 })
+                                           cost_tol = args.opts["cost-tol"] })
   if not pl then
     if errors.is(err) then error(err, 0) end
     errors.raise("INPUT", "%s", tostring(err))
