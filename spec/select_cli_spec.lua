@@ -237,6 +237,17 @@ spec:
     assert.matches("crash%.lua:2:", r.err)
   end)
 
+  it("walks a directory with -R once through links to itself and its parent", function()
+    os.execute("mkdir -p " .. cli.quote(home .. "/m/sub"))
+    cli.write(home .. "/m/sub/job.yaml", cli.slurp(EX .. "/quickstart/job.yaml"))
+    assert(os.execute(("ln -s .. %s && ln -s . %s"):format(cli.quote(home .. "/m/sub/up"), cli.quote(home .. "/m/self"))))
+    local r = select{ "-R", "-f", home .. "/m", "--attributes", EX .. "/quickstart/attributes.yaml", "--offline" }
+    assert.are.equal(0, r.code, r.err)
+    local _, pods = r.out:gsub("\nkind: Pod\n", "")
+    local _, jobs = r.out:gsub("\nkind: Job\n", "")
+    assert.are.same({ 1, 1 }, { pods, jobs })
+  end)
+
   it("requires manifests", function()
     local r = select{ "--offline" }
     assert.are.equal(2, r.code)
