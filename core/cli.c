@@ -357,6 +357,12 @@ static const struct exit_code {
     {FLUENCE_EXIT_INTERNAL, "internal error (a bug in fluence: please report it)"},
 };
 
+/* Where the selecting verbs read a request from (docs/policy-language.md). */
+static const char selecting_note[] =
+    "The fluence.flux-framework.org/select-* annotations are read from the object,\n"
+    "else from its Fluence pod template (spec.template.metadata.annotations):\n"
+    "when both have one, the object's wins.  The pin goes to both places.\n\n";
+
 static void print_exit_codes(FILE *f)
 {
     fputs("Exit codes:\n", f);
@@ -376,6 +382,7 @@ int fluence_cli_help(FILE *f, const char *prog, const char *verb_name)
                 v->summary[0] - 32, v->summary + 1);
         print_options(f, v->bit);
         fputc('\n', f);
+        if (v->bit & V_SELECTING) fputs(selecting_note, f);
         print_exit_codes(f);
         return 0;
     }

@@ -26,10 +26,14 @@
  * containers sequence, at any depth (Deployment, CronJob, JobSet, MPIJob ...).
  * Its replicas: the nearest enclosing spec's parallelism or replicas.
  *
+ * wants_selection: the object targets Fluence and has a select-policy, on
+ * itself or on a Fluence pod template.
+ *
  * Objects are the documents of the stream, or the items of a `*List`
  * document.  Empty documents are skipped; any other non-mapping document, a
- * document that does not parse, a duplicate key, or a Fluence object asking
- * for selection whose metadata/annotations cannot be written is an error.  Edits are collected (per object: the union of the annotations
+ * document that does not parse, a duplicate key, a Fluence object with a
+ * wrong-typed field (manifest_shape.c), or a Fluence object asking for
+ * selection whose metadata/annotations cannot be written is an error.  Edits are collected (per object: the union of the annotations
  * set) and spliced into the original text in one pass at render time, sorted
  * by offset, so rendering is linear and untouched bytes stay untouched.  See
  * manifest_edit.c for where and how annotations are written. */
@@ -364,6 +368,7 @@ struct walk {
     lua_Integer count;
     size_t *tnodes;            /* template mapping nodes found (for sites) */
     size_t ntn, captn;
+    int tpolicy;               /* a Fluence template carries a select-policy */
 };
 
 /* Pushes a template description; returns whether it targets Fluence. */
@@ -383,11 +388,14 @@ static int add_template(lua_State *L, struct walk *w, size_t node, int has_rep, 
     int fluence = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "fluence") == 0;
     lua_setfield(L, -2, "scheduler_name");
     push_strmap(L, t, is_map(t, meta) ? mt_get(t, meta, "annotations", NULL) : 0);
+    int policy = lua_getfield(L, -1, SELECT_POLICY) != LUA_TNIL;
+    lua_pop(L, 1);
     lua_setfield(L, -2, "annotations");
     push_strmap(L, t, is_map(t, meta) ? mt_get(t, meta, "labels", NULL) : 0);
     if (lua_getfield(L, -1, GROUP_LABEL) != LUA_TNIL) fluence = 1;
     lua_pop(L, 1);
     lua_setfield(L, -2, "labels");
+    if (fluence && policy) w->tpolicy = 1;
     lua_pushboolean(L, fluence);
     lua_setfield(L, -2, "targets_fluence");
     push_containers(L, t, mt_get(t, spec, "containers", NULL));
@@ -533,10 +541,21 @@ static void add_object(lua_State *L, struct mstream *s, struct mparse *p, struct
     w->templates = lua_gettop(L);
     w->count = 0;
     w->ntn = 0;
+    w->tpolicy = 0;
     w->path->len = 0;
     if (is_pod_template(t, node)) fluence |= add_template(L, w, node, 0, 0);
     walk(L, w, node, 0, 0, 0);
     if (w->ntn) fluence = 1;
+    /* a select-policy on a Fluence pod template counts as one on the object
+     * (where many users put scheduler annotations; the object's wins) */
+    has_policy |= w->tpolicy;
+    /* a Fluence object must have the shape fluence reads: metadata as a list
+     * or spec.template as a string is bad input, not a silent pass-through */
+    struct mshape sh;
+    ms_check(t, node, &sh);
+    int ours = fluence || sh.scheduler;
+    if ((ours || has_policy) && sh.err[1].msg[0]) mp_error(L, p, sh.err[1].at, sh.err[1].msg);
+    if (ours && sh.err[0].msg[0]) mp_error(L, p, sh.err[0].at, sh.err[0].msg);
     lua_pushvalue(L, w->templates);
     lua_setfield(L, obj, "templates");
     lua_pushboolean(L, fluence);

@@ -52,7 +52,8 @@ local function add(s) out[#out + 1] = s end
 -- Hand-written prose per verb, after its one-line summary from the table.
 local VERB_PROSE = {
   select = [[Reads every manifest given with -f, finds the Fluence objects (those with a
-select-policy annotation and a pod template or pod scheduled by Fluence), gathers
+select-policy annotation, on the object or on its pod template, and a pod template
+or pod scheduled by Fluence; the object's annotation wins over the template's), gathers
 candidate backends from the providers, keeps those the cluster offers, runs the
 policy pipeline and writes the chosen backend into the object's
 require-backend annotation and into every Fluence pod template, with an audit in

@@ -407,9 +407,10 @@ function selection.run(args, how)
     for _, obj in ipairs(st.objects) do
       local where = ("%s:%d:%d"):format(st.name, obj.line or 1, obj.col or 1)
       local wanted = obj.wants_selection or (how.policy_file and obj.targets_fluence)
-      if wanted and obj.annotations[PIN] and not opts["force-select"] and not how.policy_file then
+      local pin = wanted and request_mod.pin(obj)
+      if pin and not opts["force-select"] and not how.policy_file then
         stderr[#stderr + 1] = ('note: %s already pinned to "%s"; skipping selection ' ..
-                               '(use --force-select to override)\n'):format(describe(obj), obj.annotations[PIN])
+                               '(use --force-select to override)\n'):format(describe(obj), pin)
         wanted = false
       end
       if wanted then
