@@ -73,10 +73,14 @@ local Fail = {}
 sandbox.trust_error_mt(CErr)
 sandbox.trust_error_mt(Fail)
 
+-- policy_pos and policy_msg let a caller point into the file the text came
+-- from (fluence.policy_source).
 local function located(name, text, pos, msg)
   pos = math.max(1, math.min(pos, #text + 1))
   local line, col = grammar.linecol(text, pos)
-  return errors.new("INPUT", sys.locate(name, text, line, col, msg))
+  local e = errors.new("INPUT", sys.locate(name, text, line, col, msg))
+  e.policy_pos, e.policy_msg = pos, msg
+  return e
 end
 
 -- Stable sort of an array (table.sort is not stable): ties keep input order.

@@ -19,6 +19,7 @@ local json = require "fluence.json"
 local request_mod = require "fluence.request"
 local audit = require "fluence.audit"
 local provider_api = require "fluence.provider_api"
+local policy_source = require "fluence.policy_source"
 
 local selection = {}
 
@@ -208,16 +209,41 @@ local function narrow(backends, req, offered, dropped)
   return out
 end
 
+-- A message about byte pos of obj's policy text: at the file's own line and
+-- column when the policy's source (fluence.policy_source) maps it, with the
+-- file's line and a caret; else at the annotation's (or the object's)
+-- position, pointing into the policy text.  what: "selection failed: " ...
+local function policy_message(source, pl_name, text, where, obj, pos, what, msg)
+  local head = describe(obj) .. ": " .. what
+  if source and source.map then
+    if source.same_file then
+      local m = source:locate(pos, head .. msg)
+      if m then return m end
+    else                                  -- a policy file: the object, then the file
+      local m = source:locate(pos, msg)
+      if m then return ("%s: %s%s"):format(where, head, m) end
+    end
+  end
+  local line, col = require("fluence.grammar").linecol(text, pos)
+  return ("%s: %s%s"):format(source and source.at or where, head, sys.locate(pl_name, text, line, col, msg))
+end
+
+-- Where obj's select-policy text is written (nil when unknown); only on
+-- error paths.
+local function manifest_source(stream, obj, req)
+  if not (stream and req.policy) then return nil end
+  return policy_source.manifest(stream, obj.index, POLICY, req.policy)
+end
+
 -- A located, one-stage-pointing failure message.
-local function failure(obj, where, result, pl)
+local function failure(obj, where, result, pl, source)
   local msg = result.error or "no backend selected"
   local stage = #(result.stages or {}) > 0 and pl.stages and pl.stages[#result.stages]
-  local detail = msg
   if stage and stage.pos then
-    local line, col = require("fluence.grammar").linecol(pl.text, stage.pos)
-    detail = sys.locate(pl.name or "select-policy", pl.text, line, col, msg)
+    return policy_message(source, pl.name or "select-policy", pl.text, where, obj, stage.pos,
+                          "selection failed: ", msg)
   end
-  return ("%s: %s: selection failed: %s"):format(where, describe(obj), detail)
+  return ("%s: %s: selection failed: %s"):format(where, describe(obj), msg)
 end
 
 local function compile(cache, reg, args, text, name, known)
@@ -332,7 +358,7 @@ local function decide(ctx, req, how)
 end
 
 -- Selects for one object; returns the record for output/explain.
-local function select_one(ctx, obj, where, how)
+local function select_one(ctx, obj, where, how, stream)
   local req = request_mod.build(obj, where)
   local key = request_key(req)
   local d = ctx.memo[key]
@@ -342,6 +368,10 @@ local function select_one(ctx, obj, where, how)
   end
   if d.compile_error then
     local e = d.compile_error
+    if e.policy_pos then
+      errors.raise(e.kind or "INPUT", "%s", policy_message(manifest_source(stream, obj, req), "select-policy",
+                   req.policy, where, obj, e.policy_pos, "", e.policy_msg))
+    end
     errors.raise(e.kind or "INPUT", "%s: %s: %s", where, describe(obj), e.message)
   end
   local rec = { object = obj, request = req, where = where, decision = d, notes = d.notes,
@@ -350,7 +380,8 @@ local function select_one(ctx, obj, where, how)
     rec.error = ("%s: %s: selection failed: no candidate backends after intersecting providers " ..
                  "with scheduler offerings%s"):format(where, describe(obj), d.no_candidates)
   elseif not d.result.ok then
-    rec.error = failure(obj, where, d.result, d.pipeline)
+    local pl = d.pipeline
+    rec.error = failure(obj, where, d.result, pl, pl.source or (not how.policy and manifest_source(stream, obj, req)))
     -- a crashing or looping plugin is bad input, not "nothing fits"
     rec.error_kind = d.result.plugin_error and "INPUT" or "SELECT"
   end
@@ -418,7 +449,7 @@ function selection.run(args, how)
         logger.progress(("selecting: %d objects so far (%s)"):format(selected, describe(obj)))
         ctx.reg = ctx.reg or registries(args)
         if how.policy_file and not how.policy then how.policy = how.load_policy(ctx.reg) end
-        local rec = select_one(ctx, obj, where, how)
+        local rec = select_one(ctx, obj, where, how, st.stream)
         records[#records + 1] = rec
         if rec.error and not how.explain then errors.raise(rec.error_kind or "SELECT", "%s", rec.error) end
         if rec.chosen then
