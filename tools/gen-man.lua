@@ -184,7 +184,8 @@ first backend of the final list wins.  Built-in stages: min-ATTR and max-ATTR
 (rank by a numeric attribute and keep the best-equivalent group; cost means
 cost_usd and queue means queue_size; --cost-tol sets the band of the cost and
 queue rankers, min-cost~0.05 or min-cost~5% a stage's own), require:COND,...
-(min_X=N, max_X=N, X>=N, X=value, X!=a|b ...), online-only, prefer:A|B,
+(min_X=N, max_X=N, X>=N, X=value, X!=a|b ...), online-only, prefer:A|B (names,
+or attribute tests such as prefer:spot=true|region=eu-west-2),
 exclude:NAME, weighted:ATTR=W,... and, for fit checks, fits.  The full language is
 in docs/policy-language.md; fluence policies lists what is installed.]]))
 add(".SH PLUGINS")

@@ -209,6 +209,12 @@ function pipeline.compile(text, opts)
       return nil, located(name, text, st.args.pos,
         ("policy %q takes no arguments"):format(entry.name))
     end
+    for _, it in ipairs(st.args and st.args.items or {}) do
+      if it.sep == "|" and not plugin.alternatives then
+        return nil, located(name, text, it.seppos,
+          ("policy %q takes no alternatives (\"|\" between conditions)"):format(entry.name))
+      end
+    end
     if not st.args and plugin.args == "required" then
       return nil, located(name, text, st.endpos,
         ("policy %q needs arguments (%s:...)"):format(entry.name, st.word))

@@ -10,6 +10,8 @@
 -- adds to ctx:
 --   ctx.tolerance(stage [, attr [, default]]) -> band | default
 --   ctx.rank(backends, key [, opts])          -> kept, reasons
+--   ctx.condition(item)                       -> test, attr (require's
+--                                                conditions: min_X=N, X>=N, X=a|b)
 --   ctx.value(v)                              -> v as shown in a reason
 --   ctx.reason.missing(attr), ctx.reason.band(label, v, band, best [, fmt]),
 --   ctx.reason.wants(attr, v, wants)
@@ -37,6 +39,13 @@ function policy_lib.band(v, num)
   end
   if pct == "%" then return { value = n / 100, relative = true, text = v } end
   return { value = n, relative = false, text = num(n) }
+end
+
+local NUMERIC = { ["<"] = true, ["<="] = true, [">"] = true, [">="] = true }
+
+local function compare(op, v, n)
+  if op == "<" then return v < n elseif op == "<=" then return v <= n
+  elseif op == ">" then return v > n else return v >= n end
 end
 
 -- Does value v lie within the band of the best value?
@@ -83,6 +92,50 @@ function policy_lib.extend(ctx, host)
     end
     if type(default) == "number" then return { value = default, relative = false, text = num(default) } end
     return default
+  end
+
+  -- condition(item) -> test, attr: a parsed argument `KEY OP VALUES` as a
+  -- test of one attribute value: test(v) -> true | false, reason.
+  --   min_X=N / max_X=N   the Go client's X >= N / X <= N
+  --   X>=N X>N X<=N X<N   numbers
+  --   X=V, X!=V           equality: numbers as numbers, strings exactly,
+  --                       booleans as true/false; X=a|b any of, X!=a|b none of
+  -- Compile errors (ctx.error) at the offending position; aliases apply.
+  function ctx.condition(item)
+    if not item.key then
+      ctx.error(("expected a condition such as min_qubits=10 or memory_gb>=24, found %q"):format(item.text), item.pos)
+    end
+    local key, op = item.key, item.op
+    local go = op == "=" and (key:match("^min_(.+)") or key:match("^max_(.+)"))
+    local name = go or key
+    local attr, guess = ctx.attribute(name)
+    if not attr then
+      ctx.error(("unknown attribute %q (did you mean %q?)"):format(name, guess), item.pos + (go and 4 or 0))
+    end
+    if go then op = key:sub(1, 4) == "min_" and ">=" or "<=" end
+    local vals = item.values
+    if NUMERIC[op] then
+      if #vals > 1 then ctx.error(("%q compares with one number, not a list"):format(op), vals[2].pos - 1) end
+      if not vals[1].number then ctx.error(("bad number %q"):format(vals[1].value), vals[1].pos) end
+    end
+    local n = vals[1].number
+    local wants = go and (op .. " " .. num(n)) or (op .. " " .. item.text:match("[=<>!]+%s*(.*)$"))
+    return function(v)
+      if v == nil then return false, reason.missing(attr) end
+      if NUMERIC[op] then
+        if type(v) ~= "number" then return false, ("%s is %q, not a number"):format(attr, tostring(v)) end
+        if compare(op, v, n) then return true end
+        return false, reason.wants(attr, v, wants)
+      end
+      local any = false
+      for _, w in ipairs(vals) do
+        if type(v) == "number" and w.number then any = any or v == w.number
+        elseif type(v) == "string" then any = any or v == w.value
+        elseif type(v) == "boolean" and not w.quoted then any = any or tostring(v) == w.value end
+      end
+      if any == (op == "=") then return true end
+      return false, reason.wants(attr, v, wants)
+    end, attr
   end
 
   -- rank(backends, key, opts) -> kept, reasons
