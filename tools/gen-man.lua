@@ -100,7 +100,10 @@ firstnodex.]],
 the API server validates and admits the objects without persisting them
 (dryRun=All).]],
   verbose = [[-v: the providers called, the offerings read, timings; each further -v adds
-detail (such as HTTP status lines).  Credentials never appear.]],
+detail (such as HTTP status lines).  Credentials never appear.  Independently
+of -v, when stderr is a terminal and a run takes over a second, one status
+line shows how far it is, redrawn each second while a request to a cluster or
+cloud API is outstanding ("waiting for HOST, N s"; the host only).]],
   ["cost-tol"] = [[Widens the best-equivalent group of min-cost, max-cost, min-queue and
 max-queue: the backends within the band of the best value are kept.  N is an
 absolute band (0.05: within 0.05 of the best), as in the Go client; N% is
