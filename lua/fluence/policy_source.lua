@@ -322,24 +322,20 @@ local function lua_strings(src, fn)
   end
 end
 
--- line and column (bytes) of offset at in src
-local function linecol(src, at) return grammar.linecol(src, at) end
-
 function policy_source.lua(path, src, text)
   local map
   lua_strings(src, function(value, at)
     if not map and value == text then map = at end
   end)
   if not map then return nil end
-  local line, col = linecol(src, map[1] or 1)
+  local line, col = grammar.linecol(src, map[1] or 1)   -- byte columns
   return setmetatable({
     at = ("%s:%d:%d"):format(path, line, col), base = 1, map = map,
     at_byte = function(byte, msg)
-      local l, c = linecol(src, byte)
+      local l, c = grammar.linecol(src, byte)
       return sys.locate(path, src, l, c, msg)
     end,
   }, Source)
 end
-policy_source.lua_strings = lua_strings
 
 return policy_source
