@@ -1,4 +1,5 @@
 /* Command-line tables, parser and help (see cli.h). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +55,7 @@ static const struct option options[] = {
     {"attributes", 0, VALUE, 1, V_SELECTING, "FILE", "attribute file (YAML or JSON, the Go client's format); repeatable"},
     {"confirm", 0, FLAG, 0, V_APPLYING, NULL, "show the selections and ask y/n on the terminal before applying"},
     {"context", 0, VALUE, 1, V_SELECTING | V_GRAPH, "NAME", "kubeconfig context; repeat to choose among clusters"},
-    {"cost-tol", 0, VALUE, 0, V_SELECTING, "X", "tolerance band of min-*/max-* rankers (default 0)"},
+    {"cost-tol", 0, VALUE, 0, V_SELECTING, "N[%]", "band of the cost and queue rankers: N absolute (default 0), N% of the best"},
     {"dry-run", 0, OPTIONAL, 0, V_APPLYING, "MODE", "none, client (print only; the default when given alone) or server"},
     {"field-manager", 0, VALUE, 0, V_APPLYING, "NAME", "server-side apply field manager (default kubectl-fluence)"},
     {"filename", 'f', VALUE, 1, V_SELECTING | V_JOBSPEC, "FILE", "manifest file, directory, or - for stdin; repeatable"},
@@ -81,6 +82,97 @@ static const struct option options[] = {
 };
 
 #define COUNTOF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Options whose value is a number, checked while parsing: a typo ("abc",
+ * "nan", "inf", "1e400", "0x10", "-1") is a usage error naming the option
+ * and the value, never a silent 0 or a band that drops every backend.  A
+ * number is decimal (digits, a point, an exponent), finite and not negative.
+ * (Kept apart from the options table so the rows stay one line each.) */
+enum numkind {
+    NUM_BAND,       /* N, or N% (relative to the best value, as ~N% in a policy) */
+    NUM_DURATION,   /* N seconds, or a kubectl duration: 30s, 1m30s, 500ms, 1h */
+};
+
+static const struct numeric {
+    const char *name;
+    enum numkind kind;
+    const char *expected;
+} numerics[] = {
+    {"cost-tol", NUM_BAND, "a number >= 0, or a percentage of the best value (like 0.05 or 5%)"},
+    {"request-timeout", NUM_DURATION, "a duration >= 0 (seconds, or like 30s, 1m, 500ms)"},
+};
+
+/* Length of the decimal number at s ([+-] digits [. digits] [e [+-] digits],
+ * or .digits), 0 when there is none; exponent: whether one may follow. */
+static size_t decimal_len(const char *s, int exponent)
+{
+    size_t i = 0, digits = 0;
+    if (s[i] == '+' || s[i] == '-') i++;
+    while (s[i] >= '0' && s[i] <= '9') i++, digits++;
+    if (s[i] == '.') {
+        i++;
+        while (s[i] >= '0' && s[i] <= '9') i++, digits++;
+    }
+    if (!digits) return 0;
+    if (exponent && (s[i] == 'e' || s[i] == 'E')) {
+        size_t j = i + 1;
+        if (s[j] == '+' || s[j] == '-') j++;
+        if (s[j] >= '0' && s[j] <= '9') {
+            while (s[j] >= '0' && s[j] <= '9') j++;
+            i = j;
+        }
+    }
+    return i;
+}
+
+/* The value of the decimal s[0..n) (n bytes, as decimal_len measured). */
+static double decimal_value(const char *s, size_t n)
+{
+    char buf[64];
+    if (n >= sizeof buf) return HUGE_VAL;   /* 64 digits: not a tolerance anyone means */
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    return strtod(buf, NULL);
+}
+
+/* Is value a valid number of this kind?  (v: its value in its unit.) */
+static int numeric_ok(enum numkind kind, const char *value, double *v)
+{
+    size_t n = decimal_len(value, 1);
+    if (n && (value[n] == 0 || (kind == NUM_BAND && value[n] == '%' && value[n + 1] == 0))) {
+        *v = decimal_value(value, n);
+    } else if (kind == NUM_DURATION && n) {
+        /* 1h2m3.5s500ms: number-unit pairs, no exponents */
+        static const struct { const char *unit; double secs; } units[] = {
+            {"ms", 0.001}, {"h", 3600}, {"m", 60}, {"s", 1},
+        };
+        const char *p = value;
+        *v = 0;
+        while (*p) {
+            size_t k = decimal_len(p, 0);
+            if (!k || p[0] == '+' || p[0] == '-') return 0;
+            double part = decimal_value(p, k);
+            p += k;
+            size_t u = 0;
+            while (u < COUNTOF(units) && strncmp(p, units[u].unit, strlen(units[u].unit)) != 0) u++;
+            if (u == COUNTOF(units)) return 0;
+            *v += part * units[u].secs;
+            p += strlen(units[u].unit);
+        }
+    } else return 0;
+    return isfinite(*v) && !(*v < 0) && value[0] != '-';
+}
+
+/* NULL when o takes no number or value is a good one; else what it expects. */
+static const char *numeric_problem(const struct option *o, const char *value)
+{
+    for (size_t i = 0; i < COUNTOF(numerics); i++) {
+        if (strcmp(numerics[i].name, o->name) != 0) continue;
+        double v;
+        return numeric_ok(numerics[i].kind, value, &v) ? NULL : numerics[i].expected;
+    }
+    return NULL;
+}
 
 static const struct verb *find_verb(const char *name)
 {
@@ -109,6 +201,15 @@ static int usage_error(const char *prog, const char *verb, const char *pre, cons
                        const char *post)
 {
     fprintf(stderr, "fluence: %s %s%s", pre, what, post);
+    fprintf(stderr, " (see '%s %s--help')\n", prog, verb ? verb : "");
+    return FLUENCE_EXIT_USAGE;
+}
+
+/* "fluence: --cost-tol: "abc" is not ... (see 'PROG VERB --help')" */
+static int bad_number(const char *prog, const char *verb, const struct option *o, const char *value,
+                      const char *expected)
+{
+    fprintf(stderr, "fluence: --%s: \"%s\" is not %s", o->name, value, expected);
     fprintf(stderr, " (see '%s %s--help')\n", prog, verb ? verb : "");
     return FLUENCE_EXIT_USAGE;
 }
@@ -196,6 +297,11 @@ int fluence_cli_parse(lua_State *L, const char *prog, int argc, char **argv)
                 lua_pop(L, 3);
                 return usage_error(prog, vname, "option", a, " takes no value");
             }
+            const char *want = value ? numeric_problem(o, value) : NULL;
+            if (want) {
+                lua_pop(L, 3);
+                return bad_number(prog, vname, o, value, want);
+            }
             store(L, o, value);
             continue;
         }
@@ -210,6 +316,8 @@ int fluence_cli_parse(lua_State *L, const char *prog, int argc, char **argv)
             if (o->arg == VALUE) {
                 const char *value = p[1] ? p + 1 : (i + 1 < argc ? argv[++i] : NULL);
                 if (!value) { lua_pop(L, 3); return usage_error(prog, vname, "option", bad, " needs a value"); }
+                const char *want = numeric_problem(o, value);
+                if (want) { lua_pop(L, 3); return bad_number(prog, vname, o, value, want); }
                 store(L, o, value);
                 break;
             }
@@ -253,6 +361,12 @@ static const struct exit_code {
     {FLUENCE_EXIT_INTERNAL, "internal error (a bug in fluence: please report it)"},
 };
 
+/* Where the selecting verbs read a request from (docs/policy-language.md). */
+static const char selecting_note[] =
+    "The fluence.flux-framework.org/select-* annotations are read from the object,\n"
+    "else from its Fluence pod template (spec.template.metadata.annotations):\n"
+    "when both have one, the object's wins.  The pin goes to both places.\n\n";
+
 static void print_exit_codes(FILE *f)
 {
     fputs("Exit codes:\n", f);
@@ -272,6 +386,7 @@ int fluence_cli_help(FILE *f, const char *prog, const char *verb_name)
                 v->summary[0] - 32, v->summary + 1);
         print_options(f, v->bit);
         fputc('\n', f);
+        if (v->bit & V_SELECTING) fputs(selecting_note, f);
         print_exit_codes(f);
         return 0;
     }

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <lauxlib.h>
 #include "http_transfer.h"
+#include "progress.h"
 
 #define TRANSFER_MT "fluence.http.transfer"
 
@@ -62,6 +63,32 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
     return grow(&t->resp_headers, &t->hdr_len, &t->hdr_cap, data, n) ? n : 0;
 }
 
+/* libcurl calls this about once a second even while nothing moves: the
+ * progress line (progress.c) then says what we are waiting for.  The host
+ * only, never the path or query (they may carry tokens). */
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+    (void)dltotal; (void)dlnow; (void)ultotal; (void)ulnow;
+    if (!fluence_progress_due()) return 0;
+    struct http_transfer *t = ud;
+    char *url = NULL, host[80] = "";
+    double secs = 0;
+    curl_easy_getinfo(t->easy, CURLINFO_EFFECTIVE_URL, &url);
+    curl_easy_getinfo(t->easy, CURLINFO_TOTAL_TIME, &secs);
+    const char *h = url ? strstr(url, "://") : NULL;
+    if (h) {
+        h += 3;
+        const char *at = h + strcspn(h, "/?#"), *user = memchr(h, '@', (size_t)(at - h));
+        if (user) h = user + 1;                 /* no userinfo */
+        size_t n = strcspn(h, "/?#");
+        if (n >= sizeof host) n = sizeof host - 1;
+        memcpy(host, h, n);
+        host[n] = 0;
+    }
+    fluence_progress_waiting(host, secs);
+    return 0;
+}
+
 struct http_transfer *http_transfer_new(lua_State *L, const char *url, double timeout,
                                         double connect_timeout, size_t max_body)
 {
@@ -89,6 +116,9 @@ struct http_transfer *http_transfer_new(lua_State *L, const char *url, double ti
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(e, CURLOPT_USERAGENT, "fluence/" FLUENCE_VERSION);
     curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
+    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(e, CURLOPT_XFERINFODATA, t);
+    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
     return t;
 }
 

@@ -5,6 +5,7 @@
 #include <lauxlib.h>
 #include "cli.h"
 #include "exitcode.h"
+#include "progress.h"
 #include "runtime.h"
 
 int main(int argc, char **argv)
@@ -58,7 +59,9 @@ int main(int argc, char **argv)
         lua_getfield(L, -1, "main");
         lua_remove(L, -2);
         lua_insert(L, -2);
-        if (fluence_pcall(L, 1, 1) != LUA_OK) rc = fluence_report(L);
+        int st = fluence_pcall(L, 1, 1);
+        fluence_progress_clear();          /* an error message starts its own line */
+        if (st != LUA_OK) rc = fluence_report(L);
         else rc = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : FLUENCE_EXIT_OK;
     }
     lua_close(L);

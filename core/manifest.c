@@ -15,6 +15,11 @@
  *   stream:object_json(i)         -> the edited object as compact JSON
  *                                    (metadata.managedFields left out)
  *   stream:is_json()
+ *   stream:annotation_span(i, key, value) -> first, last, line | nil:
+ *                                    where the value of annotation key is
+ *                                    written, and where its line starts
+ *   stream:source(first, last)    -> the input's bytes first..last
+ *   stream:locate(byte, message)  -> "name:LINE:COL: message", line, caret
  *
  * An object description (plain tables, new ones on every objects() call):
  *   index, kind, apiVersion, name, namespace, generateName, line, col,
@@ -29,10 +34,14 @@
  * containers sequence, at any depth (Deployment, CronJob, JobSet, MPIJob ...).
  * Its replicas: the nearest enclosing spec's parallelism or replicas.
  *
+ * wants_selection: the object targets Fluence and has a select-policy, on
+ * itself or on a Fluence pod template.
+ *
  * Objects are the documents of the stream, or the items of a `*List`
  * document.  Empty documents are skipped; any other non-mapping document, a
- * document that does not parse, a duplicate key, or a Fluence object asking
- * for selection whose metadata/annotations cannot be written is an error.  Edits are collected (per object: the union of the annotations
+ * document that does not parse, a duplicate key, a Fluence object with a
+ * wrong-typed field (manifest_shape.c), or a Fluence object asking for
+ * selection whose metadata/annotations cannot be written is an error.  Edits are collected (per object: the union of the annotations
  * set) and spliced into the original text in one pass at render time, sorted
  * by offset, so rendering is linear and untouched bytes stay untouched.  See
  * manifest_edit.c for where and how annotations are written. */
@@ -367,6 +376,7 @@ struct walk {
     lua_Integer count;
     size_t *tnodes;            /* template mapping nodes found (for sites) */
     size_t ntn, captn;
+    int tpolicy;               /* a Fluence template carries a select-policy */
 };
 
 static int is_minicluster(const struct mtree *t, size_t node)
@@ -393,11 +403,14 @@ static int add_template(lua_State *L, struct walk *w, size_t node, int has_rep, 
     int fluence = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "fluence") == 0;
     lua_setfield(L, -2, "scheduler_name");
     push_strmap(L, t, is_map(t, meta) ? mt_get(t, meta, "annotations", NULL) : 0);
+    int policy = lua_getfield(L, -1, SELECT_POLICY) != LUA_TNIL;
+    lua_pop(L, 1);
     lua_setfield(L, -2, "annotations");
     push_strmap(L, t, is_map(t, meta) ? mt_get(t, meta, "labels", NULL) : 0);
     if (lua_getfield(L, -1, GROUP_LABEL) != LUA_TNIL) fluence = 1;
     lua_pop(L, 1);
     lua_setfield(L, -2, "labels");
+    if (fluence && policy) w->tpolicy = 1;
     lua_pushboolean(L, fluence);
     lua_setfield(L, -2, "targets_fluence");
     push_containers(L, t, mt_get(t, spec, "containers", NULL));
@@ -543,10 +556,21 @@ static void add_object(lua_State *L, struct mstream *s, struct mparse *p, struct
     w->templates = lua_gettop(L);
     w->count = 0;
     w->ntn = 0;
+    w->tpolicy = 0;
     w->path->len = 0;
     if (is_pod_template(t, node)) fluence |= add_template(L, w, node, 0, 0);
     walk(L, w, node, 0, 0, 0);
     if (w->ntn) fluence = 1;
+    /* a select-policy on a Fluence pod template counts as one on the object
+     * (where many users put scheduler annotations; the object's wins) */
+    has_policy |= w->tpolicy;
+    /* a Fluence object must have the shape fluence reads: metadata as a list
+     * or spec.template as a string is bad input, not a silent pass-through */
+    struct mshape sh;
+    ms_check(t, node, &sh);
+    int ours = fluence || sh.scheduler;
+    if ((ours || has_policy) && sh.err[1].msg[0]) mp_error(L, p, sh.err[1].at, sh.err[1].msg);
+    if (ours && sh.err[0].msg[0]) mp_error(L, p, sh.err[0].at, sh.err[0].msg);
     lua_pushvalue(L, w->templates);
     lua_setfield(L, obj, "templates");
     lua_pushboolean(L, fluence);
@@ -781,6 +805,71 @@ static int s_set_annotations(lua_State *L)
     lua_pushnil(L);
     lua_setiuservalue(L, 1, UV_EDITS);
     lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* stream:annotation_span(i, key, value) -> first, last, line | nil: the
+ * bytes (1-based, inclusive) of the value of annotation key as written in
+ * the text, and where its line starts (a block scalar's indentation is
+ * counted from there): the first one on object i, else on its Fluence pod templates in
+ * order (where the request is read from), so a caller can point inside it.
+ * nil when that one is known to hold another value (the object's came
+ * through a merge key) or there is none fluence could also write.  An
+ * alias or anchored value's span is returned unchecked: the caller checks
+ * what it decodes there. */
+static int s_annotation_span(lua_State *L)
+{
+    struct mstream *s = check_stream(L);
+    const struct mobj *o = &s->objs[check_index(L, s, 2) - 1];
+    size_t kl, vl;
+    const char *k = luaL_checklstring(L, 3, &kl), *v = luaL_checklstring(L, 4, &vl);
+    for (size_t i = o->site_first; i < o->site_first + o->site_count; i++) {
+        const struct msite *st = &s->st.sites[i];
+        for (size_t e = st->ent_first; st->mode == SITE_INSERT && e < st->ent_first + st->ent_count; e++) {
+            const struct mentry *en = &s->st.ents[e];
+            if (en->klen != kl || memcmp(s->st.strs + en->key, k, kl) != 0) continue;
+            if (en->vend <= en->vstart ||
+                (en->vlen != (size_t)-1 && (en->vlen != vl || memcmp(s->st.strs + en->val, v, vl) != 0))) {
+                lua_pushnil(L);
+                return 1;
+            }
+            size_t len, line = en->vstart;
+            lua_getiuservalue(L, 1, UV_TEXT);
+            const char *text = check_text(L, -1, &len);
+            while (line > 0 && text[line - 1] != '\n') line--;
+            lua_pushinteger(L, (lua_Integer)en->vstart + 1);
+            lua_pushinteger(L, (lua_Integer)en->vend);
+            lua_pushinteger(L, (lua_Integer)line + 1);
+            return 3;
+        }
+    }
+    lua_pushnil(L);
+    return 1;
+}
+
+/* stream:source(first, last) -> the text's bytes first..last (1-based) */
+static int s_source(lua_State *L)
+{
+    check_stream(L);
+    lua_Integer first = luaL_checkinteger(L, 2), last = luaL_checkinteger(L, 3);
+    size_t len;
+    lua_getiuservalue(L, 1, UV_TEXT);
+    const char *text = check_text(L, -1, &len);
+    if (first < 1) first = 1;
+    if (last > (lua_Integer)len) last = (lua_Integer)len;
+    lua_pushlstring(L, text + first - 1, last >= first ? (size_t)(last - first + 1) : 0);
+    return 1;
+}
+
+/* stream:locate(byte, message) -> "NAME:LINE:COL: message", the line and a
+ * caret under byte (1-based) */
+static int s_locate(lua_State *L)
+{
+    check_stream(L);
+    lua_Integer byte = luaL_checkinteger(L, 2);
+    const char *msg = luaL_checkstring(L, 3);
+    lua_settop(L, 3);
+    push_located(L, byte > 0 ? (size_t)byte - 1 : 0, msg);
     return 1;
 }
 
@@ -1198,7 +1287,8 @@ int luaopen_fluence_manifest(lua_State *L)
     static const luaL_Reg methods[] = {
         {"objects", s_objects}, {"set_annotations", s_set_annotations}, {"render", s_render},
         {"render_json", s_render_json}, {"object_json", s_object_json}, {"is_json", s_is_json},
-        {"write", s_write},
+        {"write", s_write}, {"annotation_span", s_annotation_span}, {"source", s_source},
+        {"locate", s_locate},
         {NULL, NULL}
     };
     static const luaL_Reg funcs[] = { {"parse", m_parse}, {"read", m_read}, {NULL, NULL} };

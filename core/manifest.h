@@ -5,6 +5,7 @@
  *   manifest_json.c   a tree node -> JSON text (compact or indented)
  *   manifest_edit.c   where and how to write annotations; scalar quoting;
  *                     splicing the collected edits into the text in one pass
+ *   manifest_shape.c  wrong-typed fields (metadata as a list ...) of an object
  *   manifest.c        the Lua module: parse, objects, set_annotations, render
  *
  * Every C allocation hangs off a Lua userdata with __gc, so a Lua error
@@ -127,5 +128,15 @@ void me_site_text(lua_State *L, struct strbuf *b, const struct msite *st, const 
 int me_scalar(lua_State *L, struct strbuf *b, const char *s, size_t len, int quote);
 int me_valid_utf8(const char *s, size_t len);
 void *me_grow(lua_State *L, void *p, size_t *cap, size_t need, size_t size);
+
+/* manifest_shape.c: wrong-typed fields on the paths fluence reads (metadata,
+ * annotations, labels, spec, pod templates, containers) of object obj.  The
+ * first problem of each class, located at its key: err[1] among the fields
+ * that decide whether the object targets Fluence, err[0] among annotations.
+ * msg[0] == 0: none.  scheduler: a spec on those paths names the fluence
+ * scheduler (so the object targets Fluence even if its pod is malformed). */
+struct mshape_error { size_t at; char msg[192]; };
+struct mshape { struct mshape_error err[2]; int scheduler; };
+void ms_check(const struct mtree *t, size_t obj, struct mshape *s);
 
 #endif

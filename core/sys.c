@@ -117,13 +117,19 @@ static int sys_write_file(lua_State *L)
     return 1;
 }
 
-/* kind(path) -> "file" | "dir" | "other" | nil */
+/* kind(path) -> "file" | "dir" | "other", identity, is_link | nil
+ * (of what path names, following symbolic links; identity "DEV:INODE" tells
+ * two names of one file apart; is_link: path itself is a symbolic link) */
 static int sys_kind(lua_State *L)
 {
+    const char *path = luaL_checkstring(L, 1);
     struct stat st;
-    if (stat(luaL_checkstring(L, 1), &st) != 0) { lua_pushnil(L); return 1; }
+    int link = lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
+    if (stat(path, &st) != 0) { lua_pushnil(L); return 1; }
     lua_pushstring(L, S_ISDIR(st.st_mode) ? "dir" : S_ISREG(st.st_mode) ? "file" : "other");
-    return 1;
+    lua_pushfstring(L, "%I:%I", (lua_Integer)st.st_dev, (lua_Integer)st.st_ino);
+    lua_pushboolean(L, link);
+    return 3;
 }
 
 static int cmp_str(const void *a, const void *b)

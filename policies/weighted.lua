@@ -27,7 +27,8 @@ return {
       terms[#terms + 1] = { attr = attr, w = v.number }
       reads[#reads + 1] = attr
     end
-    local tol = stage.tolerance
+    local band = ctx.tolerance(stage)     -- nil: keep all, only reorder
+    local function score4(v) return ("%.4g"):format(v) end
     return function(backends)
       local have, reasons = {}, {}
       for _, b in ipairs(backends) do
@@ -35,7 +36,7 @@ return {
         for _, t in ipairs(terms) do
           if type(b.attrs[t.attr]) ~= "number" then
             ok = false
-            reasons[b.name] = ("no attribute %q"):format(t.attr)
+            reasons[b.name] = ctx.reason.missing(t.attr)
             break
           end
         end
@@ -60,16 +61,10 @@ return {
           score[b] = score[b] + t.w * norm
         end
       end
-      ctx.sort(have, function(a, b) return score[a] > score[b] end)
-      if not tol then return have, reasons end
-      local best = score[have[1]]
-      local band = tol.relative and tol.value * math.abs(best) or tol.value
-      local keep = {}
-      for _, b in ipairs(have) do
-        if best - score[b] <= band then keep[#keep + 1] = b
-        else reasons[b.name] = ("score %.4g is not within %s of the best (%.4g)"):format(score[b], tol.text, best) end
-      end
-      return keep, reasons
+      local kept, why = ctx.rank(have, function(b) return score[b] end,
+                                 { descending = true, tolerance = band, label = "score", format = score4 })
+      for name, r in pairs(why) do reasons[name] = r end
+      return kept, reasons
     end, reads
   end,
 }

@@ -89,6 +89,21 @@ describe("grammar", function()
     assert.are.same({ "gpu-l4", "arn:aws:braket:::device/qpu/x", "odd name" }, names)
   end)
 
+  it("starts an alternative item at | followed by ident op (issue 15)", function()
+    local items = parse("prefer:a|b|region=us-east-1,spot=true | gpu_gb>=40,min-cost")[1].args.items
+    local got = {}
+    for i, it in ipairs(items) do
+      local vals = {}
+      for j, v in ipairs(it.values) do vals[j] = v.value end
+      got[i] = { it.sep or "", it.seppos or 0, it.key or "", table.concat(vals, "|") }
+    end
+    assert.are.same({ { "", 0, "", "a|b" }, { "|", 11, "region", "us-east-1" }, { ",", 28, "spot", "true" },
+                      { "|", 39, "gpu_gb", "40" } }, got)
+    -- a bar before a plain word still separates values
+    local v = parse("prefer:region=a|b")[1].args.items
+    assert.are.same({ 1, 2 }, { #v, #v[1].values })
+  end)
+
   it("accepts user policy names with dots, digits and underscores", function()
     local s = parse("my_policy.v2:level=3,Team-Fav")
     assert.are.same({ "my_policy.v2", "Team-Fav" }, { s[1].word, s[2].word })

@@ -85,6 +85,45 @@ describe("fluence.inputs.read", function()
       names(inputs.read({ dir .. "/" }, true)))
   end)
 
+  describe("-R and symbolic links (each file once, as kubectl)", function()
+    it("does not follow a link to the directory itself or a parent", function()
+      assert(os.execute(("ln -s . %s && ln -s .. %s"):format(q(dir .. "/self"), q(dir .. "/sub/up"))))
+      assert.are.same({ "a.yml", "b.yaml", "c.json", "sub/d.yaml", "sub/deeper/e.YAML" },
+        names(inputs.read({ dir }, true)))
+    end)
+
+    it("does not follow a link to another directory while recursing", function()
+      local other = os.tmpname()
+      os.remove(other)
+      assert(os.execute("mkdir -p " .. q(other)))
+      write(other .. "/x.yaml", "kind: X\n")
+      assert(os.execute(("ln -s %s %s"):format(q(other), q(dir .. "/elsewhere"))))
+      local ok, got = pcall(inputs.read, { dir }, true)
+      -- but reads a linked directory named with -f
+      local named = ok and inputs.read({ dir .. "/elsewhere" }, true)
+      os.execute("rm -rf " .. q(other))
+      assert(ok, got)
+      assert.are.same({ "a.yml", "b.yaml", "c.json", "sub/d.yaml", "sub/deeper/e.YAML" }, names(got))
+      assert.are.same({ "elsewhere/x.yaml" }, names(named))
+    end)
+
+    it("reads a linked file once, under the first name found", function()
+      assert(os.execute(("ln -s sub/d.yaml %s && ln -s ../b.yaml %s"):format(
+        q(dir .. "/d-link.yaml"), q(dir .. "/sub/b-again.yaml"))))
+      assert.are.same({ "a.yml", "b.yaml", "c.json", "d-link.yaml", "sub/deeper/e.YAML" },
+        names(inputs.read({ dir }, true)))
+      -- also when the file was named with -f first; a file named twice is read twice
+      assert.are.same({ "b.yaml", "a.yml", "c.json", "d-link.yaml" },
+        names(inputs.read({ dir .. "/b.yaml", dir }, false)))
+      assert.are.same({ "b.yaml", "b.yaml" }, names(inputs.read({ dir .. "/b.yaml", dir .. "/b.yaml" })))
+    end)
+
+    it("skips a dangling link", function()
+      assert(os.execute(("ln -s nowhere.yaml %s"):format(q(dir .. "/gone.yaml"))))
+      assert.are.same({ "a.yml", "b.yaml", "c.json" }, names(inputs.read({ dir })))
+    end)
+  end)
+
   it("accepts a single name", function()
     assert.are.equal(1, #inputs.read(dir .. "/c.json"))
   end)

@@ -619,7 +619,8 @@ describe("fluence.manifest errors", function()
       .. "spec:\n  template:\n    metadata: [oops]\n    spec:\n      schedulerName: fluence\n      containers: []\n"
     local s, err = manifest.parse(text, "job.yaml")
     assert.is_nil(s)
-    assert.are.equal("job.yaml:7:15: metadata is not a mapping\n        metadata: [oops]\n                  ^", err)
+    assert.are.equal("job.yaml:7:15: spec.template.metadata must be a mapping, not a sequence\n" ..
+                     "        metadata: [oops]\n                  ^", err)
     -- a non-Fluence object parses; writing to it is the error
     s = assert(manifest.parse("kind: ConfigMap\nmetadata:\n  annotations: text\n", "cm.yaml"))
     local ok

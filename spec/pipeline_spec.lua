@@ -119,8 +119,12 @@ describe("pipeline.compile", function()
                        '    prefer~5:a\n           ^', cerr("prefer~5:a"))
       assert.are.equal('select-policy:1:8: policy "require" needs arguments (require:...)\n' ..
                        '    require\n           ^', cerr("require"))
-      assert.are.equal('select-policy:1:10: prefer takes backend names separated by "|", found "x=1"\n' ..
+      assert.are.equal('select-policy:1:10: prefer takes backend names or tests separated by "|", found "x=1"\n' ..
                        '    prefer:a,x=1\n             ^', cerr("prefer:a,x=1"))
+      assert.are.equal('select-policy:1:20: policy "require" takes no alternatives ("|" between conditions)\n' ..
+                       '    require:memory_gb>1|region=x\n                       ^', cerr("require:memory_gb>1|region=x"))
+      assert.are.equal('select-policy:1:10: policy "exclude" takes no alternatives ("|" between conditions)\n' ..
+                       '    exclude:a|region=x\n             ^', cerr("exclude:a|region=x"))
       assert.are.equal('select-policy:1:9: expected a condition such as min_qubits=10 or memory_gb>=24, ' ..
                        'found "foo"\n    require:foo\n            ^', cerr("require:foo"))
       assert.are.equal('select-policy:1:21: ">=" compares with one number, not a list\n' ..
@@ -247,6 +251,43 @@ describe("pipeline:run", function()
     assert.are.same({ "d" }, names(r.survivors))
     assert.are.equal("not preferred (prefer:zzz|d|b chose d)", r.dropped.a)
     assert.are.equal("b", run("min-cost~0.2,prefer:b", pool).chosen)
+  end)
+
+  describe("prefer with attribute tests (issue 15)", function()
+    it("narrows to the backends passing a test, ordered like names", function()
+      local r = run("prefer:region=us-east-1", pool)
+      assert.are.same({ "b" }, names(r.survivors))
+      assert.are.equal("not preferred (prefer:region=us-east-1 chose region=us-east-1)", r.dropped.a)
+      -- several pass: all kept, in order
+      assert.are.same({ "c", "b" }, names(run("min-cost~0.2,prefer:memory_gb>=24", pool).survivors))
+      -- the first alternative that any backend passes wins
+      assert.are.same({ "d" }, names(run('prefer:region=eu-west-2|region="us east"|region=us-east-1', pool).survivors))
+      assert.are.same({ "b" }, names(run("prefer:region=us-east-1|status=Online", pool).survivors))
+      -- none passes: the list passes through
+      assert.are.same({ "a", "b", "c", "d" }, names(run("prefer:region=mars|cost<0", pool).survivors))
+    end)
+    it("joins tests with commas inside one alternative, and mixes names first", function()
+      assert.are.same({ "c" }, names(run("prefer:memory_gb>=24,throughput<10|memory_gb>=16", pool).survivors))
+      assert.are.same({ "a", "b", "c" }, names(run("prefer:memory_gb>=24,throughput>10|memory_gb>=16", pool).survivors))
+      assert.are.same({ "a" }, names(run("prefer:a|memory_gb>=24", pool).survivors))
+      assert.are.same({ "b", "c" }, names(run("prefer:zzz|memory_gb>=24", pool).survivors))
+      -- region=a|b after a test is one test with two values
+      assert.are.same({ "b", "d" }, names(run('prefer:region=us-east-1|"us east"', pool).survivors))
+    end)
+    it("compares booleans, numbers and strings; a missing attribute does not pass", function()
+      local spot = { B("x", { spot = true, cost_usd = 2 }), B("y", { spot = false, cost_usd = 1 }), B("z", {}) }
+      assert.are.same({ "x" }, names(run("prefer:spot=true", spot).survivors))
+      assert.are.same({ "y" }, names(run("prefer:spot=false", spot).survivors))
+      assert.are.same({ "y" }, names(run("prefer:spot!=true", spot).survivors))
+      assert.are.same({ "y" }, names(run("prefer:spot=true,cost<2|cost=1", spot).survivors))
+    end)
+    it("reads the attributes it tests (so live providers run) and reports bad tests", function()
+      local set = compile("prefer:queue<10|status=ONLINE"):attributes()
+      assert.is_true(set.queue_size and set.status)
+      assert.are.equal('select-policy:1:15: bad number "x"\n    prefer:memory>x\n                  ^',
+                       cerr("prefer:memory>x"))
+      assert.matches('unknown attribute "regoin" %(did you mean "region"%?%)', cerr("prefer:regoin=x"))
+    end)
   end)
 
   it("exclude drops the named backends", function()

@@ -87,9 +87,11 @@ spec:
     local r = select{ "-f", job, "--attributes", EX .. "/quickstart/attributes.yaml", "--offline" }
     assert.are.equal(1, r.code)
     assert.are.equal("", r.out)
-    assert.matches("^fluence: [^\n]*job%.yaml:1:1: Pod/p: selection failed: select%-policy:1:26: " ..
+    -- at the stage's own line and column in the file, the caret under it
+    assert.matches("^fluence: [^\n]*job%.yaml:6:73: Pod/p: selection failed: " ..
                    'policy "min%-queue": no candidate has attribute "queue_size"', r.err)
-    assert.matches("\n    require:min_memory_gb=24,min%-queue\n                             %^\n$", r.err)
+    assert.matches('\n        fluence.flux%-framework.org/select%-policy: "require:min_memory_gb=24,min%-queue"\n' ..
+                   (" "):rep(76) .. "%^\n$", r.err)
   end)
 
   it("reports a bad policy with a caret and the input exit code", function()
@@ -210,8 +212,8 @@ spec:
 ]])
     local r = select{ "-f", job, "--attributes", EX .. "/quickstart/attributes.yaml", "--offline" }
     assert.are.equal(1, r.code)
-    assert.matches("select%-policy:2:3: policy \"min%-queue\"", r.err)
-    assert.matches("\n      min%-queue\n      %^\n$", r.err)
+    assert.matches("job%.yaml:8:9: Pod/p: selection failed: policy \"min%-queue\"", r.err)
+    assert.matches("\n            min%-queue\n            %^\n$", r.err)
   end)
 
   it("treats a crashing user policy as bad input (exit 3), not a failed selection", function()
@@ -235,6 +237,17 @@ spec:
     assert.are.equal(3, r.code, r.err)
     assert.are.equal("", r.out)
     assert.matches("crash%.lua:2:", r.err)
+  end)
+
+  it("walks a directory with -R once through links to itself and its parent", function()
+    os.execute("mkdir -p " .. cli.quote(home .. "/m/sub"))
+    cli.write(home .. "/m/sub/job.yaml", cli.slurp(EX .. "/quickstart/job.yaml"))
+    assert(os.execute(("ln -s .. %s && ln -s . %s"):format(cli.quote(home .. "/m/sub/up"), cli.quote(home .. "/m/self"))))
+    local r = select{ "-R", "-f", home .. "/m", "--attributes", EX .. "/quickstart/attributes.yaml", "--offline" }
+    assert.are.equal(0, r.code, r.err)
+    local _, pods = r.out:gsub("\nkind: Pod\n", "")
+    local _, jobs = r.out:gsub("\nkind: Job\n", "")
+    assert.are.same({ 1, 1 }, { pods, jobs })
   end)
 
   it("requires manifests", function()

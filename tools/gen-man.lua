@@ -52,7 +52,8 @@ local function add(s) out[#out + 1] = s end
 -- Hand-written prose per verb, after its one-line summary from the table.
 local VERB_PROSE = {
   select = [[Reads every manifest given with -f, finds the Fluence objects (those with a
-select-policy annotation and a pod template or pod scheduled by Fluence), gathers
+select-policy annotation, on the object or on its pod template, and a pod template
+or pod scheduled by Fluence; the object's annotation wins over the template's), gathers
 candidate backends from the providers, keeps those the cluster offers, runs the
 policy pipeline and writes the chosen backend into the object's
 require-backend annotation and into every Fluence pod template, with an audit in
@@ -104,7 +105,24 @@ firstnodex.]],
 the API server validates and admits the objects without persisting them
 (dryRun=All).]],
   verbose = [[-v: the providers called, the offerings read, timings; each further -v adds
-detail (such as HTTP status lines).  Credentials never appear.]],
+detail (such as HTTP status lines).  Credentials never appear.  Independently
+of -v, when stderr is a terminal and a run takes over a second, one status
+line shows how far it is, redrawn each second while a request to a cluster or
+cloud API is outstanding ("waiting for HOST, N s"; the host only).]],
+  ["cost-tol"] = [[Widens the best-equivalent group of min-cost, max-cost, min-queue and
+max-queue: the backends within the band of the best value are kept.  N is an
+absolute band (0.05: within 0.05 of the best), as in the Go client; N% is
+relative to the best value (5%: within 5% of it), as ~5% in a policy.  A
+stage's own ~N or ~N% overrides it; other rankers rank exact ties only.  A
+value that is not a finite decimal number >= 0 (abc, nan, 1e400, 0x10, -1) is
+a usage error (exit 2).]],
+  ["request-timeout"] = [[Seconds (2.5) or a kubectl duration (30s, 1m30s, 500ms, 1h); 0 means the
+default.  A negative or malformed value is a usage error (exit 2).]],
+  recursive = [[Subdirectories are read in name order, except those whose name starts with ".".
+As with kubectl, a symbolic link to a directory is not followed while
+recursing (a directory given with -f may be a link), so a link to the
+directory itself or a parent cannot loop; a file reached by several names
+(a link to a file in the tree) is read once.]],
   offline = [[Also skips the configmap provider; the selection uses only --attributes files
 and named providers.]],
 }
@@ -174,7 +192,8 @@ first backend of the final list wins.  Built-in stages: min-ATTR and max-ATTR
 (rank by a numeric attribute and keep the best-equivalent group; cost means
 cost_usd and queue means queue_size; --cost-tol sets the band of the cost and
 queue rankers, min-cost~0.05 or min-cost~5% a stage's own), require:COND,...
-(min_X=N, max_X=N, X>=N, X=value, X!=a|b ...), online-only, prefer:A|B,
+(min_X=N, max_X=N, X>=N, X=value, X!=a|b ...), online-only, prefer:A|B (names,
+or attribute tests such as prefer:spot=true|region=eu-west-2),
 exclude:NAME, weighted:ATTR=W,... and, for fit checks, fits.  The full language is
 in docs/policy-language.md; fluence policies lists what is installed.]]))
 add(".SH PLUGINS")

@@ -1,7 +1,8 @@
 -- qubits-per-dollar ranks quantum backends by qubits / cost_usd, most qubits
 -- per dollar first.  A free backend (cost 0) ranks above all others.  Without
 -- a tolerance it keeps every backend, reordered; qubits-per-dollar~10% keeps
--- those within 10% of the best ratio.
+-- those within 10% of the best ratio.  The ranking, the band and the drop
+-- reasons are ctx.rank's (docs/plugins.md), as in the built-in min/max.
 --
 --   select-policy: "online-only, require:min_qubits=20, qubits-per-dollar~10%, min-queue"
 return {
@@ -10,29 +11,17 @@ return {
   args = false,
   tolerance = true,
   compile = function(stage, ctx)
-    local tol = stage.tolerance
+    local band = ctx.tolerance(stage)      -- nil without ~N: keep all, reordered
+    local function ratio(b)
+      local q, c = b.attrs.qubits, b.attrs.cost_usd
+      if type(q) ~= "number" or type(c) ~= "number" or c < 0 then return nil end
+      return c == 0 and math.huge or q / c
+    end
     return function(backends)
-      local have, reasons, ratio = {}, {}, {}
-      for _, b in ipairs(backends) do
-        local q, c = b.attrs.qubits, b.attrs.cost_usd
-        if type(q) == "number" and type(c) == "number" and c >= 0 then
-          ratio[b] = c == 0 and math.huge or q / c
-          have[#have + 1] = b
-        else
-          reasons[b.name] = "needs numeric qubits and cost_usd"
-        end
-      end
-      if #have == 0 then ctx.fail("no candidate has both qubits and cost_usd") end
-      ctx.sort(have, function(a, b) return ratio[a] > ratio[b] end)
-      if not tol then return have, reasons end
-      local best = ratio[have[1]]
-      local band = tol.relative and tol.value * best or tol.value
-      local keep = {}
-      for _, b in ipairs(have) do
-        if best - ratio[b] <= band then keep[#keep + 1] = b
-        else reasons[b.name] = ("%.4g qubits per dollar, best is %.4g"):format(ratio[b], best) end
-      end
-      return keep, reasons
+      return ctx.rank(backends, ratio, { descending = true, tolerance = band, label = "qubits per dollar",
+                                         format = function(v) return ("%.4g"):format(v) end,
+                                         missing = "needs numeric qubits and cost_usd",
+                                         none = "no candidate has both qubits and cost_usd" })
     end, { "qubits", "cost_usd" }
   end,
 }

@@ -33,6 +33,21 @@ function fuzz.manifest(data)
   if not s then return end
   local stamped = {}
   for _, obj in ipairs(s:objects()) do
+    -- where the policy is written: a mapping, when there is one, stays in
+    -- the annotation's own bytes
+    local key = "fluence.flux-framework.org/select-policy"
+    local text = obj.annotations[key]
+    for _, t in ipairs(obj.templates) do text = text or (t.targets_fluence and t.annotations[key]) or nil end
+    if obj.wants_selection and text then
+      local src = require("fluence.policy_source").manifest(s, obj.index, key, text)
+      local first, last = s:annotation_span(obj.index, key, text)
+      if src and src.map then
+        for _, at in ipairs(src.map) do
+          check(at + first - 1 >= first and at + first - 1 <= last, "policy mapped outside its annotation")
+        end
+        check(src:locate(1, "x"), "no location for a mapped policy")
+      end
+    end
     if obj.wants_selection then
       local ok = s:set_annotations(obj.index, {
         ["fluence.flux-framework.org/require-backend"] = "gpu-l4",

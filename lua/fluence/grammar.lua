@@ -9,7 +9,10 @@
 --             args = nil | { raw = "...", pos = N, items = { item, ... } } }
 --   item  = { text =, pos =, key = nil | "memory_gb", keypos =, op = nil | ">=", oppos =,
 --             values = { { text = '"us east"', value = "us east", quoted = true,
---                          number = nil | 24, pos = N }, ... } }
+--                          number = nil | 24, pos = N }, ... },
+--             sep = nil | "," | "|", seppos = N }   -- what comes before it
+--   (a "|" followed by `ident op` starts another item, an alternative:
+--    prefer:region=a|region=b; otherwise "|" separates values: region=a|b)
 --
 -- Positions are 1-based byte offsets into the text.  The grammar knows no
 -- policy names: the pipeline resolves words to plugins.
@@ -100,7 +103,9 @@ local function missing_value(after)
   end)
 end
 
-local values = Ct(value * (ws * P "|" * ws * (value + missing_value("|"))) ^ 0)
+-- "| ident op" starts an alternative item, not another value
+local alt_next = ws * P "|" * ws * #(ident * ws * opchar)
+local values = Ct(value * (-alt_next * ws * P "|" * ws * (value + missing_value("|"))) ^ 0)
 
 -- items --------------------------------------------------------------------
 local function mkitem(pos, key, oppos, o, vals, endpos)
@@ -122,9 +127,13 @@ local item = (Cp() * C(ident) * ws * op * ws * (values + fail(missing_after_op))
            + (Cp() * values * Cp())
                / function(pos, vals, endpos) return mkitem(pos, nil, nil, nil, vals, endpos) end
 
--- a comma continues the argument list only when `ident op` follows
-local continues = ws * P "," * ws * #(ident * ws * opchar)
-local args = Ct(item * (continues * item) ^ 0)
+-- a comma continues the argument list only when `ident op` follows; so
+-- does "|", making the next item an alternative
+local sep = ws * Cp() * (P "," * Cc(",") + P "|" * Cc("|")) * ws * #(ident * ws * opchar)
+local args = Ct(item * ((sep * item) / function(pos, s, it)
+  it.sep, it.seppos = s, pos
+  return it
+end) ^ 0)
 
 local function missing_args(s, i)
   if s:sub(i, i) == "" or s:sub(i, i) == "," then return 'missing argument after ":"' end

@@ -10,9 +10,17 @@
 -- Directories contribute their *.yaml, *.yml and *.json entries in sorted
 -- order; subdirectories only with recursive (-R).  Stdin may be named once.
 -- Any problem is an INPUT error naming the path.
+--
+-- While recursing, a symbolic link to a directory is not followed (as
+-- kubectl's -R does not): a link to itself or a parent would loop.  A
+-- directory named with -f is read even when it is a link.  A file found in
+-- a directory is read once, however many names lead to it (a link to a file
+-- in the same tree, or to one named with -f); files named with -f are read
+-- as named.
 local sys = require "fluence.sys"
 local errors = require "fluence.errors"
 local manifest = require "fluence.manifest"
+local logger = require "fluence.log"
 
 local inputs = {}
 
@@ -36,21 +44,31 @@ local function read_one(path, display, out)
   out[#out + 1] = { name = display, text = text }
 end
 
-local function read_dir(dir, recursive, out, depth)
-  if depth > 64 then errors.raise("INPUT", "%s: directories nested too deeply (a symlink loop?)", dir) end
+-- seen: identities of the files read so far (sys.kind), so each is read once
+local function read_dir(dir, recursive, out, depth, seen)
+  if depth > 64 then errors.raise("INPUT", "%s: directories nested more than 64 deep", dir) end
   local names, err = sys.list_dir(dir)
   if not names then errors.raise("INPUT", "cannot read directory %s", err or dir) end
   local found = 0
   for _, name in ipairs(names) do
     local path = join_path(dir, name)
-    local kind = sys.kind(path)
+    local kind, id, link = sys.kind(path)
     if kind == "dir" then
       if recursive and name:sub(1, 1) ~= "." then
-        found = found + read_dir(path, recursive, out, depth + 1)
+        if link then
+          logger.v(1, "-R: not following the directory link %s", path)
+        else
+          found = found + read_dir(path, recursive, out, depth + 1, seen)
+        end
       end
     elseif kind == "file" and manifest_name(name) then
-      read_one(path, path, out)
-      found = found + 1
+      if seen[id] then
+        logger.v(1, "%s: already read as %s", path, seen[id])
+      else
+        seen[id] = path
+        read_one(path, path, out)
+        found = found + 1
+      end
     end
   end
   return found
@@ -61,22 +79,23 @@ function inputs.read(filenames, recursive)
   if not filenames or #filenames == 0 then
     errors.raise("INPUT", "no manifests given (use -f FILE, -f DIRECTORY or -f - for stdin)")
   end
-  local out, stdin_used = {}, false
+  local out, stdin_used, seen = {}, false, {}
   for _, f in ipairs(filenames) do
     if f == "-" then
       if stdin_used then errors.raise("INPUT", "-f -: standard input can be read only once") end
       stdin_used = true
       read_one("-", "-", out)
     else
-      local kind = sys.kind(f)
+      local kind, id = sys.kind(f)
       if kind == nil then
         errors.raise("INPUT", "%s: no such file or directory", f)
       elseif kind == "dir" then
-        if read_dir(f, recursive, out, 0) == 0 then
+        if read_dir(f, recursive, out, 0, seen) == 0 then
           errors.raise("INPUT", "%s: no manifests found (*.yaml, *.yml, *.json%s)", f,
                        recursive and "" or "; use -R to search subdirectories")
         end
       else
+        seen[id] = seen[id] or f
         read_one(f, f, out)
       end
     end

@@ -90,21 +90,22 @@ end
 M.query_string = query_string
 
 -- --request-timeout: seconds as a number, or a kubectl duration ("30s",
--- "1m", "500ms", "1m30s"); nil or 0 mean the default, 30 s.
+-- "1m", "500ms", "1m30s", ".5s"); nil or 0 mean the default, 30 s.  The
+-- command line (core/cli.c) has already refused anything else.
 function M.parse_timeout(v)
   if v == nil then return 30 end
   local n = tonumber(v)
   if not n and type(v) == "string" and v:match("^[%d%.hms]+$") then
     n = 0
-    local rest = v:gsub("(%d+%.?%d*)(m?s?h?)", function(num, unit)
+    local rest = v:gsub("([%d%.]+)(m?s?h?)", function(num, unit)
       local f = ({ h = 3600, m = 60, s = 1, ms = 0.001 })[unit]
-      if not f then return nil end
+      if not f or not tonumber(num) then return nil end
       n = n + tonumber(num) * f
       return ""
     end)
     if rest ~= "" then n = nil end
   end
-  if not n or n < 0 or n ~= n then
+  if not n or n < 0 or n ~= n or n == math.huge or (type(v) == "string" and v:match("^%s*0[xX]")) then
     errors.raise("USAGE", "--request-timeout: %q is not a duration (seconds, or like 30s, 1m, 500ms)", tostring(v))
   end
   return n == 0 and 30 or n

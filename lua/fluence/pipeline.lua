@@ -4,7 +4,7 @@
 -- and dropped, and why.  Nothing here knows any policy: every stage head is
 -- looked up in the registry built by fluence.plugins.
 --
---   local pl, err = pipeline.compile(text, { policies = reg, cost_tol = 0.5,
+--   local pl, err = pipeline.compile(text, { policies = reg, cost_tol = 0.5 | "5%",
 --                                            name = "select-policy",
 --                                            known_attributes = {...}, budget = n })
 --   pl.text, pl.stages         -- stages: { {text, word, head, suffix, pos, tolerance, args}, ... }
@@ -17,6 +17,7 @@ local grammar = require "fluence.grammar"
 local sandbox = require "fluence.sandbox"
 local errors = require "fluence.errors"
 local sys = require "fluence.sys"
+local policy_lib = require "fluence.policy_lib"
 
 local pipeline = {}
 
@@ -72,10 +73,14 @@ local Fail = {}
 sandbox.trust_error_mt(CErr)
 sandbox.trust_error_mt(Fail)
 
+-- policy_pos and policy_msg let a caller point into the file the text came
+-- from (fluence.policy_source).
 local function located(name, text, pos, msg)
   pos = math.max(1, math.min(pos, #text + 1))
   local line, col = grammar.linecol(text, pos)
-  return errors.new("INPUT", sys.locate(name, text, line, col, msg))
+  local e = errors.new("INPUT", sys.locate(name, text, line, col, msg))
+  e.policy_pos, e.policy_msg = pos, msg
+  return e
 end
 
 -- Stable sort of an array (table.sort is not stable): ties keep input order.
@@ -180,9 +185,12 @@ function pipeline.compile(text, opts)
   local tree, perr = grammar.parse(text)
   if not tree then return nil, located(name, text or "", perr.pos, perr.msg) end
   local known, known_set = known_list(opts)
+  -- --cost-tol: absolute ("0.5", as the Go client) or relative ("5%")
+  local band, berr = policy_lib.band(opts.cost_tol, pipeline.num)
+  if not band then return nil, errors.new("USAGE", "--cost-tol: " .. berr) end
 
   local self = setmetatable({ text = text, name = name, stages = {},
-                              cost_tol = opts.cost_tol or 0,
+                              cost_tol = band.value, cost_band = band,
                               budget = opts.budget or sandbox.DEFAULT_BUDGET }, Pipeline)
   for _, st in ipairs(tree.stages) do
     local entry, suffix = resolve(reg, st.word)
@@ -201,6 +209,12 @@ function pipeline.compile(text, opts)
       return nil, located(name, text, st.args.pos,
         ("policy %q takes no arguments"):format(entry.name))
     end
+    for _, it in ipairs(st.args and st.args.items or {}) do
+      if it.sep == "|" and not plugin.alternatives then
+        return nil, located(name, text, it.seppos,
+          ("policy %q takes no alternatives (\"|\" between conditions)"):format(entry.name))
+      end
+    end
     if not st.args and plugin.args == "required" then
       return nil, located(name, text, st.endpos,
         ("policy %q needs arguments (%s:...)"):format(entry.name, st.word))
@@ -210,6 +224,7 @@ function pipeline.compile(text, opts)
 
     local ctx = {
       cost_tol = self.cost_tol,
+      cost_tol_relative = band.relative,
       aliases = copy(pipeline.ALIASES),
       -- raise a located compile error (pos: byte offset in the policy text)
       error = function(msg, pos) cerror(tostring(msg), pos or st.pos) end,
@@ -233,6 +248,8 @@ function pipeline.compile(text, opts)
       sort_by = sort_by,
       num = pipeline.num,
     }
+    -- ranking with a tolerance band, reason wording (policy_lib.lua)
+    policy_lib.extend(ctx, { cost_tol = band, fail = ctx.fail, sort_by = sort_by, num = pipeline.num })
     local ok, fn, reads = sandbox.call(plugin.compile, self.budget, stage, ctx)
     if not ok then
       local e = fn

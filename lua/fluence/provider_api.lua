@@ -33,6 +33,7 @@ function M.new(opts)
   opts = opts or {}
   local function say(fmt, ...)
     local msg = select("#", ...) > 0 and fmt:format(...) or fmt
+    require("fluence.progress").erase()      -- a warning replaces the progress line
     sys.write(2, "fluence: " .. msg .. "\n")
   end
   local yaml, json, http = require "fluence.yaml", require "fluence.json", require "fluence.http"

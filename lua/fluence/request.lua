@@ -70,11 +70,35 @@ local function pod_resources(t, where)
   return pod
 end
 
+-- The template whose select-* annotations count when the object has no
+-- select-policy of its own: the first Fluence template that has one (users
+-- put scheduler annotations on the pod template), else the main template.
+-- The object's annotations win over the template's, key by key.
+local function annotated_template(obj, ann, t)
+  if ann[P .. "select-policy"] then return t end
+  for _, tt in ipairs(obj.templates or {}) do
+    if tt.targets_fluence and (tt.annotations or {})[P .. "select-policy"] then return tt end
+  end
+  return t
+end
+
+-- The require-backend pin already on the object or on one of its Fluence
+-- pod templates (where a user pinning by hand may well have written it).
+function request.pin(obj)
+  local pin = (obj.annotations or {})[P .. "require-backend"]
+  if pin then return pin end
+  for _, t in ipairs(obj.templates or {}) do
+    pin = t.targets_fluence and (t.annotations or {})[P .. "require-backend"]
+    if pin then return pin end
+  end
+end
+
 -- build(obj, where) -> Request.  where = "job.yaml:3:1" for messages.
 function request.build(obj, where)
   local ann, labels = obj.annotations or {}, obj.labels or {}
   local t = main_template(obj)
-  local tann, tlabels = t and t.annotations or {}, t and t.labels or {}
+  local at = annotated_template(obj, ann, t)
+  local tann, tlabels = at and at.annotations or {}, t and t.labels or {}
   local r = {
     object = { kind = obj.kind, apiVersion = obj.apiVersion, name = obj.name or obj.generateName,
                namespace = obj.namespace },

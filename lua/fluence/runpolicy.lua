@@ -7,6 +7,7 @@
 local sys = require "fluence.sys"
 local errors = require "fluence.errors"
 local sandbox = require "fluence.sandbox"
+local policy_source = require "fluence.policy_source"
 
 local runpolicy = {}
 
@@ -69,12 +70,19 @@ function runpolicy.how(path, args)
     load_policy = function(reg)
       if type(spec.pipeline) == "function" then return function_pipeline(spec.pipeline, path) end
       local pipeline = require "fluence.pipeline"
-      local pl, perr = pipeline.compile(spec.pipeline, { policies = reg.policies, name = path,
-                                                          cost_tol = tonumber(args.opts["cost-tol"]) or 0 })
+      -- errors point at the string literal in the file when it is one
+      -- (a computed string: at the position inside it, named "PATH: pipeline")
+      local source = policy_source.lua(path, src, spec.pipeline)
+      local name = path .. ": pipeline"
+      local pl, perr = pipeline.compile(spec.pipeline, { policies = reg.policies, name = name,
+                                                          cost_tol = args.opts["cost-tol"] })
       if not pl then
+        local exact = errors.is(perr) and perr.policy_pos and source and source:locate(perr.policy_pos, perr.policy_msg)
+        if exact then errors.raise(perr.kind, "%s", exact) end
         if errors.is(perr) then error(perr, 0) end
         errors.raise("INPUT", "%s", tostring(perr))
       end
+      pl.source = source
       return pl
     end,
   }

@@ -22,6 +22,7 @@ local json = require "fluence.json"
 local request_mod = require "fluence.request"
 local audit = require "fluence.audit"
 local provider_api = require "fluence.provider_api"
+local policy_source = require "fluence.policy_source"
 
 local selection = {}
 
@@ -216,14 +217,42 @@ local function narrow(backends, req, offered, dropped)
   return out
 end
 
+-- A message about byte pos of obj's policy text: at the file's own line and
+-- column when the policy's source (fluence.policy_source) maps it, with the
+-- file's line and a caret; else at the annotation's (or the object's)
+-- position, pointing into the policy text.  what: "selection failed: " ...
+local function policy_message(source, pl_name, text, where, obj, pos, what, msg)
+  local head = describe(obj) .. ": " .. what
+  if source and source.map then
+    if source.same_file then
+      local m = source:locate(pos, head .. msg)
+      if m then return m end
+    else                                  -- a policy file: the object, then the file
+      local m = source:locate(pos, msg)
+      if m then return ("%s: %s%s"):format(where, head, m) end
+    end
+  end
+  local line, col = require("fluence.grammar").linecol(text, pos)
+  return ("%s: %s%s"):format(source and source.at or where, head, sys.locate(pl_name, text, line, col, msg))
+end
+
+-- Where obj's select-policy text is written (nil when unknown); only on
+-- error paths.
+local function manifest_source(stream, obj, req)
+  if not (stream and req.policy) then return nil end
+  return policy_source.manifest(stream, obj.index, POLICY, req.policy)
+end
+
 -- A located, one-stage-pointing failure message.
-local function failure(obj, where, result, pl)
+local function failure(obj, where, result, pl, source)
   local msg = result.error or "no backend selected"
   local stage = #(result.stages or {}) > 0 and pl.stages and pl.stages[#result.stages]
-  local detail = msg
+  local text
   if stage and stage.pos then
-    local line, col = require("fluence.grammar").linecol(pl.text, stage.pos)
-    detail = sys.locate(pl.name or "select-policy", pl.text, line, col, msg)
+    text = policy_message(source, pl.name or "select-policy", pl.text, where, obj, stage.pos,
+                          "selection failed: ", msg)
+  else
+    text = ("%s: %s: selection failed: %s"):format(where, describe(obj), msg)
   end
   -- why the failing stage dropped each backend (the first few)
   local last = result.stages and result.stages[#result.stages]
@@ -235,7 +264,7 @@ local function failure(obj, where, result, pl)
     if i > 10 then lines[#lines + 1] = ("\n  ... and %d more (fluence explain shows them all)"):format(#names - 10) break end
     lines[#lines + 1] = ("\n  dropped %s: %s"):format(n, last.dropped[n])
   end
-  return ("%s: %s: selection failed: %s%s"):format(where, describe(obj), detail, table.concat(lines))
+  return text .. table.concat(lines)
 end
 
 local function compile(cache, reg, args, text, name, known)
@@ -243,7 +272,7 @@ local function compile(cache, reg, args, text, name, known)
   if cache[key] then return cache[key] end
   local pipeline = require "fluence.pipeline"
   local pl, err = pipeline.compile(text, { policies = reg.policies, name = name, known_attributes = known,
-                                           cost_tol = tonumber(args.opts["cost-tol"]) or 0 })
+                                           cost_tol = args.opts["cost-tol"] })
   if not pl then
     if errors.is(err) then error(err, 0) end
     errors.raise("INPUT", "%s", tostring(err))
@@ -497,7 +526,7 @@ local function decide_many(ctx, req, how)
 end
 
 -- Selects for one object; returns the record for output/explain.
-local function select_one(ctx, obj, where, how)
+local function select_one(ctx, obj, where, how, stream)
   local req = request_mod.build(obj, where)
   local key = request_key(req)
   local d = ctx.memo[key]
@@ -508,6 +537,10 @@ local function select_one(ctx, obj, where, how)
   end
   if d.compile_error then
     local e = d.compile_error
+    if e.policy_pos then
+      errors.raise(e.kind or "INPUT", "%s", policy_message(manifest_source(stream, obj, req), "select-policy",
+                   req.policy, where, obj, e.policy_pos, "", e.policy_msg))
+    end
     errors.raise(e.kind or "INPUT", "%s: %s: %s", where, describe(obj), e.message)
   end
   local rec = { object = obj, request = req, where = where, decision = d, notes = d.notes,
@@ -517,7 +550,8 @@ local function select_one(ctx, obj, where, how)
     rec.error = ("%s: %s: selection failed: no candidate backends after intersecting providers " ..
                  "with scheduler offerings%s"):format(where, describe(obj), d.no_candidates)
   elseif not d.result.ok then
-    rec.error = failure(obj, where, d.result, d.pipeline)
+    local pl = d.pipeline
+    rec.error = failure(obj, where, d.result, pl, pl.source or (not how.policy and manifest_source(stream, obj, req)))
     -- a crashing or looping plugin is bad input, not "nothing fits"
     rec.error_kind = d.result.plugin_error and "INPUT" or "SELECT"
   end
@@ -594,9 +628,10 @@ function selection.run(args, how)
       local where = ("%s:%d:%d"):format(st.name, obj.line or 1, obj.col or 1)
       local wanted = obj.wants_selection or (how.policy_file and obj.targets_fluence)
       local chosen, context
-      if wanted and obj.annotations[PIN] and not opts["force-select"] and not how.policy_file then
+      local pin = wanted and request_mod.pin(obj)
+      if pin and not opts["force-select"] and not how.policy_file then
         stderr[#stderr + 1] = ('note: %s already pinned to "%s"; skipping selection ' ..
-                               '(use --force-select to override)\n'):format(describe(obj), obj.annotations[PIN])
+                               '(use --force-select to override)\n'):format(describe(obj), pin)
         wanted = false
       end
       if wanted then
@@ -604,7 +639,7 @@ function selection.run(args, how)
         logger.progress(("selecting: %d objects so far (%s)"):format(selected, describe(obj)))
         ctx.reg = ctx.reg or registries(args, ctx.clusters)
         if how.policy_file and not how.policy then how.policy = how.load_policy(ctx.reg) end
-        local rec = select_one(ctx, obj, where, how)
+        local rec = select_one(ctx, obj, where, how, st.stream)
         records[#records + 1] = rec
         if rec.error and not how.explain then errors.raise(rec.error_kind or "SELECT", "%s", rec.error) end
         if rec.chosen then

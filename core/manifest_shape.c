@@ -1,0 +1,119 @@
+/* fluence.manifest, part 4: wrong-typed fields on the paths fluence reads.
+ *
+ * A Kubernetes object whose metadata is a list, whose annotations are a
+ * list or whose spec.template is a string cannot be read the way fluence
+ * reads objects: its policy, its group label or its scheduler would go
+ * unseen and the object would pass through silently.  For an object that is
+ * fluence's to touch that is bad input, located at the field; any other
+ * object passes through untouched (manifest.c decides, with what this file
+ * finds).
+ *
+ * Two classes: fields that decide whether the object targets Fluence
+ * (metadata, labels, spec, pod templates, containers), which matter as soon
+ * as the object targets Fluence or carries a select-policy; and
+ * annotations, which matter when the object targets Fluence. */
+#include <stdio.h>
+#include <string.h>
+#include "manifest.h"
+
+static const char *found(const struct mtree *t, size_t v)
+{
+    const struct mnode *n = mt_resolve(t, v, NULL);
+    if (n->type == MN_MAP) return "a mapping";
+    if (n->type == MN_SEQ) return "a sequence";
+    if ((n->flags & MF_STR) || mt_plain_is_string(t->arena + n->val, n->len)) return "a string";
+    return "a number or boolean";
+}
+
+/* Records the problem at value v (as written: an alias points here, not at
+ * its anchor), the first of each class. */
+static void record(const struct mtree *t, struct mshape *s, int decides, size_t v,
+                   const char *path, const char *want)
+{
+    struct mshape_error *e = &s->err[decides ? 1 : 0];
+    if (e->msg[0]) return;
+    e->at = t->nodes[v].start;
+    snprintf(e->msg, sizeof e->msg, "%s must be %s, not %s", path, want, found(t, v));
+}
+
+/* The value of key in map when it has the wanted type; 0 when absent or null
+ * (as if absent) or when it has another type (recorded). */
+static size_t expect(const struct mtree *t, struct mshape *s, size_t map, const char *key, int want,
+                     int decides, const char *path)
+{
+    if (!map) return 0;
+    size_t v = mt_get(t, map, key, NULL), r;
+    if (!v || mt_is_null(t, v)) return 0;
+    if (mt_resolve(t, v, &r)->type == want) return r;
+    record(t, s, decides, v, path, want == MN_MAP ? "a mapping" : "a sequence (a list)");
+    return 0;
+}
+
+/* String maps: annotations and labels.  A value that is not a scalar would
+ * be dropped unseen (a select-policy written as a list). */
+static void string_map(const struct mtree *t, struct mshape *s, size_t meta, const char *key, int decides,
+                       const char *path)
+{
+    size_t m = expect(t, s, meta, key, MN_MAP, decides, path);
+    if (!m) return;
+    for (size_t k = t->nodes[m].first; k; k = t->nodes[t->nodes[k].next].next) {
+        size_t v = t->nodes[k].next;
+        const struct mnode *kn = mt_resolve(t, k, NULL), *vn = mt_resolve(t, v, NULL);
+        if (vn->type == MN_SCALAR || kn->type != MN_SCALAR) continue;
+        if (kn->len == 2 && memcmp(t->arena + kn->val, "<<", 2) == 0 && !(kn->flags & MF_STR)) continue;
+        char what[96];
+        snprintf(what, sizeof what, "%s %.60s%s", path, t->arena + kn->val, kn->len > 60 ? "..." : "");
+        record(t, s, decides, v, what, "a string");
+    }
+}
+
+static void metadata(const struct mtree *t, struct mshape *s, size_t holder, const char *prefix)
+{
+    char path[64];
+    snprintf(path, sizeof path, "%smetadata", prefix);
+    size_t meta = expect(t, s, holder, "metadata", MN_MAP, 1, path);
+    snprintf(path, sizeof path, "%smetadata.annotations", prefix);
+    string_map(t, s, meta, "annotations", 0, path);
+    snprintf(path, sizeof path, "%smetadata.labels", prefix);
+    string_map(t, s, meta, "labels", 1, path);
+}
+
+/* spec.schedulerName: fluence, whatever the rest of the pod looks like */
+static void scheduler(const struct mtree *t, struct mshape *s, size_t spec)
+{
+    const char *name = spec ? mt_str(t, mt_get(t, spec, "schedulerName", NULL)) : NULL;
+    if (name && strcmp(name, "fluence") == 0) s->scheduler = 1;
+}
+
+/* A pod template: metadata, spec, spec.containers. */
+static void pod(const struct mtree *t, struct mshape *s, size_t node, const char *prefix)
+{
+    char path[64];
+    metadata(t, s, node, prefix);
+    snprintf(path, sizeof path, "%sspec", prefix);
+    size_t spec = expect(t, s, node, "spec", MN_MAP, 1, path);
+    scheduler(t, s, spec);
+    snprintf(path, sizeof path, "%sspec.containers", prefix);
+    expect(t, s, spec, "containers", MN_SEQ, 1, path);
+    snprintf(path, sizeof path, "%sspec.initContainers", prefix);
+    expect(t, s, spec, "initContainers", MN_SEQ, 1, path);
+}
+
+void ms_check(const struct mtree *t, size_t obj, struct mshape *s)
+{
+    memset(s, 0, sizeof *s);
+    metadata(t, s, obj, "");
+    size_t spec = expect(t, s, obj, "spec", MN_MAP, 1, "spec");
+    if (!spec) return;
+    /* a Pod: spec.containers */
+    scheduler(t, s, spec);
+    expect(t, s, spec, "containers", MN_SEQ, 1, "spec.containers");
+    expect(t, s, spec, "initContainers", MN_SEQ, 1, "spec.initContainers");
+    /* a workload: spec.template; a CronJob: spec.jobTemplate.spec.template */
+    size_t tmpl = expect(t, s, spec, "template", MN_MAP, 1, "spec.template");
+    if (tmpl) pod(t, s, tmpl, "spec.template.");
+    size_t jt = expect(t, s, spec, "jobTemplate", MN_MAP, 1, "spec.jobTemplate");
+    size_t jspec = expect(t, s, jt, "spec", MN_MAP, 1, "spec.jobTemplate.spec");
+    size_t jtmpl = expect(t, s, jspec, "template", MN_MAP, 1, "spec.jobTemplate.spec.template");
+    if (jtmpl) pod(t, s, jtmpl, "spec.jobTemplate.spec.template.");
+}
