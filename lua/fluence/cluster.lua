@@ -42,6 +42,7 @@ local M = {}
 -- ~7 MB of JSON.  Nodes carry more (images, conditions): fewer a page.
 M.PAGE = { nodes = 2000, usage = 5000 }
 local MIB = 1024 * 1024
+M.MAX_CONFIGMAP = 8 * MIB
 -- bound, unfinished pods only: the server filters, the rest is never sent
 M.POD_SELECTOR = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
 
@@ -97,8 +98,9 @@ local function streams_for(list, want)
       end
     else
       if want.offerings and c.offerings == nil and c.offerings_error == nil then
+        -- a ConfigMap holds at most 1 MiB: a larger answer is not one
         out[#out + 1] = { c = c, what = "offerings", path = ("/api/v1/namespaces/%s/configmaps/%s")
-                            :format(want.offerings, offerings.NAME), ns = want.offerings }
+                            :format(want.offerings, offerings.NAME), ns = want.offerings, max_body = M.MAX_CONFIGMAP }
       end
       if want.nodes and c.nodes == nil and c.nodes_error == nil then
         out[#out + 1] = { c = c, what = "nodes", path = "/api/v1/nodes", paged = true, acc = {} }
@@ -154,7 +156,7 @@ function M.load(list, want)
       if s.paged then
         query = { limit = tostring(M.PAGE[s.what]), continue = s.continue, fieldSelector = s.selector }
       end
-      batch[i] = { s.c.client, "GET", s.path, nil, nil, query, text = true }
+      batch[i] = { s.c.client, "GET", s.path, nil, nil, query, text = true, max_body = s.max_body }
     end
     local results = kubeclient.request_many(batch)
     local still = {}

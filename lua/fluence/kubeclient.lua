@@ -226,8 +226,9 @@ function Client:request_text(method, path, query)
   end
 end
 
--- items: { {client, method, path, body, content_type, query, text = bool}, ... }
--- (text: keep the body as text).  Each result is {status =, body =, headers =}
+-- items: { {client, method, path, body, content_type, query, text = bool,
+--            max_body = bytes}, ... }
+-- (text: keep the body as text; max_body: refuse a larger answer).  Each result is {status =, body =, headers =}
 -- or {error = <CLUSTER error>}; answers of 429 are asked again (all of them
 -- after the longest Retry-After), up to MAX_RETRIES times.
 function M.request_many(items)
@@ -237,7 +238,9 @@ function M.request_many(items)
     local batch = {}
     for k, i in ipairs(pending) do
       local it = items[i]
-      batch[k] = { it[1].cfg, raw_request(it[1], it[2], it[3], it[4], it[5], it[6]) }
+      local req = raw_request(it[1], it[2], it[3], it[4], it[5], it[6])
+      req.max_body = it.max_body
+      batch[k] = { it[1].cfg, req }
     end
     local answers = kube.request_many(batch)
     local again, wait = {}, 0
