@@ -66,6 +66,7 @@ static const struct option options[] = {
     {"namespace", 'n', VALUE, 0, V_SELECTING, "NS", "namespace for objects that do not name one"},
     {"offline", 0, FLAG, 0, V_SELECTING, NULL, "do not contact the cluster (no offerings)"},
     {"output", 'o', VALUE, 0, V_SELECTING | V_JOBSPEC | V_POLICIES | V_PROVIDERS, "FMT", "yaml (default), json, or name (apply)"},
+    {"plugin-timeout", 0, VALUE, 0, V_SELECTING | V_POLICIES | V_PROVIDERS, "SECONDS", "time limit of each plugin call, network waits aside (default 5; 0: none)"},
     {"policy", 'P', VALUE, 0, V_MATCH, "POLICY", "match policy: first (default), high, low, lonode, hinode, ..."},
     {"policy-dir", 0, VALUE, 1, V_SELECTING | V_POLICIES | V_COMPLETION, "DIR", "extra directory of policy plugins (searched first); repeatable"},
     {"provider", 0, VALUE, 1, V_SELECTING, "NAME", "also consult this provider; repeatable"},
@@ -279,11 +280,12 @@ int fluence_cli_help(FILE *f, const char *prog, const char *verb_name)
         fprintf(f, "  %-11s %s\n", verbs[i].name, verbs[i].summary);
     fprintf(f, "\nRun '%s VERB --help' for a verb's options.\n\n"
                "Environment:\n"
-               "  FLUENCE_POLICY_PATH    colon-separated policy plugin directories\n"
-               "  FLUENCE_PROVIDER_PATH  colon-separated provider plugin directories\n"
-               "  FLUENCE_SOURCE_DIR     load lua/, policies/, providers/ from this source tree\n"
-               "  KUBECONFIG             kubeconfig files, colon-separated\n"
-               "  NO_COLOR               no colour in explain output\n\n",
+               "  FLUENCE_PLUGIN_TIMEOUT  seconds a plugin call may run (as --plugin-timeout)\n"
+               "  FLUENCE_POLICY_PATH     colon-separated policy plugin directories\n"
+               "  FLUENCE_PROVIDER_PATH   colon-separated provider plugin directories\n"
+               "  FLUENCE_SOURCE_DIR      load lua/, policies/, providers/ from this source tree\n"
+               "  KUBECONFIG              kubeconfig files, colon-separated\n"
+               "  NO_COLOR                no colour in explain output\n\n",
             prog);
     print_exit_codes(f);
     return 0;

@@ -233,7 +233,8 @@ function pipeline.compile(text, opts)
       sort_by = sort_by,
       num = pipeline.num,
     }
-    local ok, fn, reads = sandbox.call(plugin.compile, self.budget, stage, ctx)
+    local ok, fn, reads = sandbox.call(plugin.compile, { kind = "policy", name = entry.name, file = entry.origin,
+                                                         phase = "compile", budget = self.budget }, stage, ctx)
     if not ok then
       local e = fn
       if is_marker(e, CErr) then
@@ -258,6 +259,7 @@ function pipeline.compile(text, opts)
       text = st.text, word = st.word, head = entry.name, suffix = suffix, pos = st.pos,
       tolerance = st.tolerance, args = st.args, origin = entry.origin,
       fn = fn, reads = set,
+      call = { kind = "policy", name = entry.name, file = entry.origin, phase = "stage", budget = self.budget },
     }
   end
   return self
@@ -310,7 +312,7 @@ function Pipeline:run(backends, request)
     end
     local rec = { text = st.text, kept = {}, dropped = {}, order_changed = false }
     result.stages[#result.stages + 1] = rec
-    local ok, out, reasons = sandbox.call(st.fn, self.budget, input, req)
+    local ok, out, reasons = sandbox.call(st.fn, st.call, input, req)
     local function failed(msg, plugin)
       rec.error = msg
       result.error = msg

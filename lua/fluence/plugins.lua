@@ -56,7 +56,8 @@ local function load_plugin(kind, path, src, extra, budget, mode)
   local env = sandbox.env(extra)
   local chunk, err = load(src, "@" .. path, mode or "t", env)
   if not chunk then fail("%s", at(path, err)) end
-  local ok, plugin = sandbox.call(chunk, budget)
+  local ok, plugin = sandbox.call(chunk, { kind = kind, name = path:match("([^/]*)%.lua$") or path, file = path,
+                                           phase = "load", budget = budget })
   if not ok then fail("%s", at(path, plugin)) end
   if type(plugin) ~= "table" then
     fail("%s: a %s plugin must return a table, got %s", path, kind, type(plugin))

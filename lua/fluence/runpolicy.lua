@@ -12,11 +12,12 @@ local runpolicy = {}
 
 -- A pipeline-shaped object around a policy function.
 local function function_pipeline(fn, path)
-  local p = { text = path, stages = { { text = path } } }
+  local p = { text = path, stages = { { text = path } },
+              call = { kind = "policy file", name = path, file = path, phase = "run" } }
   function p.attributes() return {} end
   function p.run(_, backends, request)
     local view = sandbox.readonly(backends)
-    local ok, out = sandbox.call(fn, sandbox.DEFAULT_BUDGET, view, sandbox.readonly(request))
+    local ok, out = sandbox.call(fn, p.call, view, sandbox.readonly(request))
     if not ok then errors.raise("INPUT", "%s", tostring(out)) end
     if type(out) ~= "table" then
       errors.raise("INPUT", "%s: the policy function must return a list of backends, not a %s", path, type(out))
@@ -53,7 +54,7 @@ function runpolicy.how(path, args)
   if not src then errors.raise("INPUT", "%s", err) end
   local chunk, lerr = load(src, "@" .. path, "t", sandbox.env())
   if not chunk then errors.raise("INPUT", "%s", lerr) end
-  local ok, value = sandbox.call(chunk, sandbox.DEFAULT_BUDGET)
+  local ok, value = sandbox.call(chunk, { kind = "policy file", name = path, file = path, phase = "load" })
   if not ok then errors.raise("INPUT", "%s", tostring(value)) end
   local spec = type(value) == "table" and value or { pipeline = value }
   if type(spec.pipeline) ~= "string" and type(spec.pipeline) ~= "function" then

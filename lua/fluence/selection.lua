@@ -126,7 +126,8 @@ end
 -- crashes, loops or returns garbage is an INPUT error naming its file.
 local function call_provider(e, ctx)
   local sandbox = require "fluence.sandbox"
-  local ok, backends, notes = sandbox.call(e.plugin.candidates, sandbox.DEFAULT_BUDGET, ctx)
+  e.call = e.call or { kind = "provider", name = e.name, file = e.origin, phase = "candidates" }
+  local ok, backends, notes = sandbox.call(e.plugin.candidates, e.call, ctx)
   -- a structured error from the host's API (the cluster could not be read
   -- with --require-offerings ...) keeps its meaning and exit code
   if not ok and errors.is(backends) then error(backends, 0) end
