@@ -3,7 +3,7 @@
 -- C call such as a backtracking pattern) stops the run with exit 3, one line
 -- naming the plugin, its file and line and what it was doing, and nothing on
 -- stdout; C work that checks no deadline meets the hard stop one second
--- later.
+-- later; values a plugin returns are never read through its metamethods.
 local cli = require "support.cli"
 
 local EX = cli.root .. "/examples"
@@ -136,5 +136,31 @@ describe("plugin time limit (CLI)", function()
              "--policy-dir", dir .. "/policies", env = { FLUENCE_PLUGIN_TIMEOUT = "-3" } }
     assert.are.equal(2, r.code)
     assert.matches('^fluence: FLUENCE_PLUGIN_TIMEOUT: "%-3" is not a number of seconds', r.err)
+  end)
+
+  it("never reads a plugin's results through its metamethods", function()
+    local trap = "setmetatable({}, { __index = function() while true do end end, __len = function() while true do end end })"
+    file("providers/trapb.lua", "return { name = 'trapb', description = 'x',\n" ..
+         "  candidates = function() return { " .. trap .. " } end }\n")
+    file("providers/trapn.lua", "return { name = 'trapn', description = 'x',\n" ..
+         "  candidates = function() return {}, " .. trap .. " end }\n")
+    file("providers/trapl.lua", "return { name = 'trapl', description = 'x',\n" ..
+         "  candidates = function() return " .. trap .. " end }\n")
+    file("providers/trapp.lua", "return { name = 'trapp', description = 'x', live = true, provides = " .. trap .. ",\n" ..
+         "  candidates = function() return {} end }\n")
+    for _, p in ipairs{ "trapb", "trapn", "trapl", "trapp" } do
+      local r = select("min-cost", "--provider", p, "--plugin-timeout", "0.5")
+      assert.is_true(r.secs < 4, p .. (" took %.1f s"):format(r.secs))
+      -- refused as bad input, or the trap simply not read
+      assert.is_true(r.code == 0 or (r.code == 3 and r.out == ""), p .. ": " .. r.err)
+    end
+    local fn = file("trap.lua", "return " .. trap .. "\n")
+    local r = run{ "run", fn, "-f", file("job.yaml", POD:format("x")), "--attributes", ATTRS, "--offline" }
+    assert.are.equal(3, r.code, r.err)
+    assert.is_true(r.secs < 4, ("took %.1f s"):format(r.secs))
+    fn = file("trapf.lua", "return function(b) return { " .. trap .. " } end\n")
+    r = run{ "run", fn, "-f", file("job.yaml", POD:format("x")), "--attributes", ATTRS, "--offline" }
+    assert.are.equal(3, r.code, r.err)
+    assert.matches("unknown backend at position 1", r.err)
   end)
 end)

@@ -67,6 +67,11 @@ local function load_plugin(kind, path, src, extra, budget, mode)
   local exports = {}
   for k, v in next, plugin do exports[k] = v end
   plugin = exports
+  if type(plugin.provides) == "table" then     -- a list the host walks: raw too
+    local list = {}
+    for i = 1, rawlen(plugin.provides) do list[i] = tostring(rawget(plugin.provides, i)) end
+    plugin.provides = list
+  end
   for _, k in ipairs(EXPORT_ORDER) do
     local want = spec.exports[k]
     if want and type(plugin[k]) ~= want then

@@ -124,6 +124,8 @@ end
 
 -- Calls one provider's candidates(ctx) in its sandbox.  A provider that
 -- crashes, loops or returns garbage is an INPUT error naming its file.
+-- What it returns is read raw (rawlen, rawget): the host never runs a
+-- provider's metamethods, which would run outside its budget and time limit.
 local function call_provider(e, ctx)
   local sandbox = require "fluence.sandbox"
   e.call = e.call or { kind = "provider", name = e.name, file = e.origin, phase = "candidates" }
@@ -141,7 +143,18 @@ local function call_provider(e, ctx)
     errors.raise("INPUT", "provider %q (%s): notes must be a list of strings", e.name, e.origin)
   end
   local list = {}
-  for _, n in ipairs(notes or {}) do list[#list + 1] = tostring(n) end
+  for i = 1, notes and rawlen(notes) or 0 do
+    local n = rawget(notes, i)
+    if type(n) ~= "string" and type(n) ~= "number" then
+      errors.raise("INPUT", "provider %q (%s): notes must be a list of strings", e.name, e.origin)
+    end
+    list[#list + 1] = tostring(n)
+  end
+  if type(backends) == "table" then
+    local plain = {}
+    for i = 1, rawlen(backends) do plain[i] = sandbox.unwrap(rawget(backends, i)) end
+    backends = plain
+  end
   return backends, list
 end
 
