@@ -126,6 +126,8 @@ end
 -- crashes, loops or returns garbage is an INPUT error naming its file.
 -- What it returns is read raw (rawlen, rawget): the host never runs a
 -- provider's metamethods, which would run outside its budget and time limit.
+-- Notes are strings, or { text = "...", run = true } for a fact about the
+-- whole run (no credentials ...), said once on stderr.
 local function call_provider(e, ctx)
   local sandbox = require "fluence.sandbox"
   e.call = e.call or { kind = "provider", name = e.name, file = e.origin, phase = "candidates" }
@@ -139,14 +141,21 @@ local function call_provider(e, ctx)
     if not msg:match("^[^\n]-:%d+:") then msg = e.origin .. ": " .. msg end
     errors.raise("INPUT", "provider %q: %s", e.name, msg)
   end
-  if notes ~= nil and type(notes) ~= "table" then
-    errors.raise("INPUT", "provider %q (%s): notes must be a list of strings", e.name, e.origin)
+  local function bad_notes()
+    errors.raise("INPUT", "provider %q (%s): notes must be a list of strings (or {text =, run = true})",
+                 e.name, e.origin)
   end
-  local list = {}
+  if notes ~= nil and type(notes) ~= "table" then bad_notes() end
+  local list, run = {}, {}
   for i = 1, notes and rawlen(notes) or 0 do
     local n = rawget(notes, i)
-    if type(n) ~= "string" and type(n) ~= "number" then
-      errors.raise("INPUT", "provider %q (%s): notes must be a list of strings", e.name, e.origin)
+    if type(n) == "table" then
+      local text = rawget(n, "text")
+      if type(text) ~= "string" then bad_notes() end
+      if rawget(n, "run") == true then run[text] = true end
+      n = text
+    elseif type(n) ~= "string" and type(n) ~= "number" then
+      bad_notes()
     end
     list[#list + 1] = tostring(n)
   end
@@ -155,19 +164,20 @@ local function call_provider(e, ctx)
     for i = 1, rawlen(backends) do plain[i] = sandbox.unwrap(rawget(backends, i)) end
     backends = plain
   end
-  return backends, list
+  return backends, list, run
 end
 
 -- Runs providers for one request, adding to what earlier ones returned
--- (state = {results = {...}, merged = {...}, notes = {...}}).
+-- (state = {results = {...}, merged = {...}, notes = {...}, run_notes = {[text] = true}}).
 local function gather(reg, args, req, providers, state)
   local sandbox = require "fluence.sandbox"
   for _, e in ipairs(providers) do
     local t0 = sys.monotonic()
     local ctx = sandbox.readonly{ request = req, options = args.opts, api = reg.api, backends = state.merged }
-    local backends, pnotes = call_provider(e, ctx)
+    local backends, pnotes, prun = call_provider(e, ctx)
     state.results[#state.results + 1] = { provider = e.name, backends = backends or {} }
-    for _, n in ipairs(pnotes or {}) do state.notes[#state.notes + 1] = n end
+    for _, n in ipairs(pnotes) do state.notes[#state.notes + 1] = n end
+    for n in pairs(prun) do state.run_notes[n] = true end
     local m, err = merge.merge(state.results)
     if not m then errors.raise("INPUT", "%s", err) end
     state.merged = m
@@ -307,8 +317,10 @@ end
 -- Object-independent (messages are located by the caller).
 local function decide(ctx, req, how)
   local args, reg = ctx.args, ctx.reg
-  local d = { notes = {} }
-  local state = { results = {}, merged = {}, notes = d.notes }
+  -- notes: every note, for the audit; run_notes: those about the whole run
+  -- (the cluster's offerings unknown, no credentials), said once on stderr
+  local d = { notes = {}, run_notes = {} }
+  local state = { results = {}, merged = {}, notes = d.notes, run_notes = d.run_notes }
   local providers, seen = static_providers(reg, args, req, d.notes)
   gather(reg, args, req, providers, state)
   local pl = how.policy
@@ -324,7 +336,10 @@ local function decide(ctx, req, how)
   local backends = state.merged
   d.all = backends
   local offered, why = reg.offerings()
-  if why and not args.opts.offline then d.notes[#d.notes + 1] = why end
+  if why and not args.opts.offline then
+    d.notes[#d.notes + 1] = why
+    d.run_notes[why] = true
+  end
   local dropped = {}
   local pool = narrow(backends, req, offered, dropped)
   if #pool == 0 then
@@ -389,14 +404,27 @@ local function stamp(stream, obj, rec)
   if not ok then errors.raise("INPUT", "%s", err) end
 end
 
-local function report(rec)
-  local lines = { ('selected backend "%s" for %s (policy "%s")\n'):format(rec.chosen, describe(rec.object),
-                                                                          rec.pipeline.text) }
+-- The stderr lines of one selection.  A note about the whole run comes
+-- first, unindented, the first time it is met for this cluster (said[key]);
+-- the object's own notes follow its "selected backend" line.
+local function report(rec, said, cluster)
+  local lines, run = {}, rec.decision.run_notes
+  for _, n in ipairs(rec.notes) do
+    local key = cluster .. "\0" .. n
+    if run[n] and not said[key] then
+      said[key] = true
+      lines[#lines + 1] = ("note: %s\n"):format(n)
+    end
+  end
+  lines[#lines + 1] = ('selected backend "%s" for %s (policy "%s")\n'):format(rec.chosen, describe(rec.object),
+                                                                              rec.pipeline.text)
   local names = {}
   for n in pairs(rec.dropped) do names[#names + 1] = n end
   table.sort(names)
   for _, n in ipairs(names) do lines[#lines + 1] = ("  dropped %s: %s\n"):format(n, rec.dropped[n]) end
-  for _, n in ipairs(rec.notes) do lines[#lines + 1] = ("  note: %s\n"):format(n) end
+  for _, n in ipairs(rec.notes) do
+    if not run[n] then lines[#lines + 1] = ("  note: %s\n"):format(n) end
+  end
   return table.concat(lines)
 end
 
@@ -414,7 +442,10 @@ function selection.run(args, how)
     streams[i] = { stream = s, name = f.name, objects = s:objects() }
   end
 
-  local ctx = { args = args, cache = {}, memo = {} }
+  -- said: run-wide notes already on stderr, per cluster (kubeconfig and
+  -- context: one per run today)
+  local ctx = { args = args, cache = {}, memo = {}, said = {},
+                cluster = (opts.kubeconfig or "") .. "\0" .. (opts.context or "") }
   local selected = 0
   local records, stderr, objects = {}, {}, {}
   for _, st in ipairs(streams) do
@@ -436,7 +467,7 @@ function selection.run(args, how)
         if rec.error and not how.explain then errors.raise(rec.error_kind or "SELECT", "%s", rec.error) end
         if rec.chosen then
           stamp(st.stream, obj, rec)
-          stderr[#stderr + 1] = report(rec)
+          stderr[#stderr + 1] = report(rec, ctx.said, ctx.cluster)
         end
       end
       objects[#objects + 1] = { stream = st.stream, index = obj.index, kind = obj.kind,
