@@ -1,4 +1,5 @@
 /* Command-line tables, parser and help (see cli.h). */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,17 +225,31 @@ int fluence_cli_parse(lua_State *L, const char *prog, int argc, char **argv)
     return 0;
 }
 
+/* "-f, --filename FILE" / "    --dry-run[=MODE]": the left column of a help line. */
+static int option_left(const struct option *o, char *left, size_t size)
+{
+    int n = snprintf(left, size, "%s%c%s--%s", o->shortname ? "-" : "",
+                     o->shortname ? o->shortname : ' ', o->shortname ? ", " : "   ", o->name);
+    if (o->metavar && n > 0 && (size_t)n < size)
+        n += snprintf(left + n, size - (size_t)n, o->arg == OPTIONAL ? "[=%s]" : " %s", o->metavar);
+    return n;
+}
+
+/* One line per option of the verb; the descriptions start in one column, two
+ * spaces after the longest left part (so a long name never runs into them). */
 static void print_options(FILE *f, unsigned vbit)
 {
+    char left[96];
+    int width = 0;
+    for (size_t i = 0; i < COUNTOF(options); i++) {
+        int n = options[i].verbs & vbit ? option_left(&options[i], left, sizeof left) : 0;
+        if (n > width) width = n;
+    }
     for (size_t i = 0; i < COUNTOF(options); i++) {
         const struct option *o = &options[i];
         if (!(o->verbs & vbit)) continue;
-        char left[64];
-        int n = snprintf(left, sizeof left, "%s%c%s--%s", o->shortname ? "-" : "",
-                         o->shortname ? o->shortname : ' ', o->shortname ? ", " : "   ", o->name);
-        if (o->metavar && n > 0 && (size_t)n < sizeof left)
-            snprintf(left + n, sizeof left - (size_t)n, o->arg == OPTIONAL ? "[=%s]" : " %s", o->metavar);
-        fprintf(f, "  %-28s %s\n", left, o->help);
+        option_left(o, left, sizeof left);
+        fprintf(f, "  %-*s  %s\n", width, left, o->help);
     }
 }
 
@@ -266,7 +281,7 @@ int fluence_cli_help(FILE *f, const char *prog, const char *verb_name)
             return FLUENCE_EXIT_USAGE;
         }
         fprintf(f, "Usage: %s %s %s\n\n%c%s.\n\nOptions:\n", prog, v->name, v->args,
-                v->summary[0] - 32, v->summary + 1);
+                toupper((unsigned char)v->summary[0]), v->summary + 1);
         print_options(f, v->bit);
         fputc('\n', f);
         print_exit_codes(f);
