@@ -12,6 +12,8 @@ local std_table = require("fluence.guard_table").install(table)
 local sys = require "fluence.sys"
 
 local HOSTILE = 'string.find(string.rep("a", 40000), ".-.-.-.-.-.-.-.-b")'
+-- "within the limit": 0.3 s asked, under 2 s (6 under the sanitizers) taken
+local MAX = os.getenv("FLUENCE_SANITIZE") and 6 or 2
 
 -- Runs src as a plugin chunk named @plug.lua under a limit of `limit` s;
 -- returns the error message (or nil), the results, and the seconds it took.
@@ -71,7 +73,7 @@ describe("plugin time limit", function()
         local msg, _, secs = run(c[2], 0.3)
         assert.are.equal(('plug.lua:%d: policy "slow" (stage): time limit of 0.3 s exceeded in %s; ' ..
                           'raise it with --plugin-timeout SECONDS or FLUENCE_PLUGIN_TIMEOUT'):format(c[3] or 1, c[1]), msg)
-        assert.is_true(secs < 2, secs)
+        assert.is_true(secs < MAX, secs)
       end)
     end
   end)
@@ -85,7 +87,7 @@ describe("plugin time limit", function()
       local msg, _, secs = run(c[2], 0.3)
       assert.matches("^plug%.lua:" .. (c[3] or 1) .. ': policy "slow" %(stage%): time limit of 0%.3 s exceeded in ' ..
                      esc(c[1]) .. ";", msg)
-      assert.is_true(secs < 2, secs)
+      assert.is_true(secs < MAX, secs)
     end
   end)
 
@@ -101,7 +103,7 @@ describe("plugin time limit", function()
     } do
       local msg, _, secs = run(src, 0.3)
       assert.matches('^plug%.lua:%d+: policy "slow" %(stage%): time limit of 0%.3 s exceeded', msg)
-      assert.is_true(secs < 2, secs)
+      assert.is_true(secs < MAX, secs)
     end
   end)
 
