@@ -1,8 +1,12 @@
 /* fluence.timelimit — the wall-clock limit of one plugin call.
  *
- *   timelimit.enter(seconds, message)  a plugin call starts: its deadline is
- *       now + seconds (seconds <= 0: no limit).  message is the line printed
- *       by the hard stop (below).  Calls nest; an inner call keeps the outer
+ *   timelimit.enter(seconds [, how])   a plugin call starts: its deadline is
+ *       now + seconds (seconds <= 0: no limit).  how = { kind =, name =,
+ *       file =, phase =, trusted = } names the call in the hard stop's
+ *       message (below); it is copied, not formatted, so a call costs no
+ *       allocation.  trusted (fluence's own plugins, compiled in) leaves the
+ *       hard stop out: the watchdog thread is then never started by a run
+ *       that uses only built-ins.  Calls nest; an inner call keeps the outer
  *       deadline.
  *   timelimit.leave()                  the call ended (normally or not)
  *   timelimit.expired() -> boolean     the running call is past its deadline
@@ -34,7 +38,7 @@
 
 #define GRACE_NS 1000000000LL   /* hard stop: this long after the deadline */
 #define IDLE_NS 1000000000LL    /* the watchdog's longest sleep */
-#define MSG_MAX 1024
+#define FIELD_MAX 256
 
 int fluence_timelimit_armed;
 
@@ -45,12 +49,16 @@ static int pauses;              /* nested pauses */
 static double deadline;         /* monotonic seconds */
 static double paused_at;
 
-/* Shared with the watchdog: when to stop (0: nothing to watch) and the message
- * to print, double-buffered so a new call never rewrites the one being read. */
+/* Shared with the watchdog: when to stop (0: nothing to watch) and what the
+ * call was, double-buffered so a new call never rewrites the one being read. */
 static int hard_stop;
+static int watched;             /* the running call is one the watchdog watches */
 static atomic_llong watch_due;
 static atomic_int watch_slot;
-static char watch_msg[2][MSG_MAX];
+static struct call {
+    char kind[FIELD_MAX], name[FIELD_MAX], file[FIELD_MAX], phase[FIELD_MAX];
+    double limit;
+} watch_call[2];
 static int watchdog_started;
 
 static long long mono_ns(void)
@@ -62,21 +70,31 @@ static long long mono_ns(void)
 
 static double mono(void) { return (double)mono_ns() / 1e9; }
 
+/* "fluence: FILE: policy "x" (stage): time limit of 5 s exceeded, ..." as
+ * lua/fluence/sandbox.lua words the soft stop, then the end of the process. */
+static void stop(const struct call *c)
+{
+    char msg[4 * FIELD_MAX + 512];
+    int n = snprintf(msg, sizeof msg, "fluence: %s%s%s \"%s\" (%s): time limit of %g s exceeded, and 1 s "
+                     "later still inside one C call that checks no deadline: stopped; raise it with "
+                     "--plugin-timeout SECONDS or FLUENCE_PLUGIN_TIMEOUT\n",
+                     c->file, *c->file ? ": " : "", *c->kind ? c->kind : "plugin", c->name, c->phase, c->limit);
+    if (n > 0) {
+        ssize_t w = write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+        (void)w;
+    }
+    _exit(FLUENCE_EXIT_INPUT);
+}
+
 static void *watchdog(void *arg)
 {
     (void)arg;
     for (;;) {
         long long due = atomic_load(&watch_due), now = mono_ns();
         if (due != 0 && now >= due) {
-            const char *msg = watch_msg[atomic_load(&watch_slot)];
+            struct call c = watch_call[atomic_load(&watch_slot)];
             /* still the same overdue call? (it may have ended meanwhile) */
-            if (atomic_load(&watch_due) == due) {
-                ssize_t w = write(2, "fluence: ", 9);
-                w = write(2, msg, strlen(msg));
-                w = write(2, "\n", 1);
-                (void)w;
-                _exit(FLUENCE_EXIT_INPUT);
-            }
+            if (atomic_load(&watch_due) == due) stop(&c);
             continue;
         }
         /* deadlines only move later, except when the limit itself changes:
@@ -107,7 +125,7 @@ void fluence_timelimit_enable_hard_stop(void) { hard_stop = 1; }
 static void publish(void)
 {
     if (!hard_stop) return;
-    if (!fluence_timelimit_armed) { atomic_store(&watch_due, 0); return; }
+    if (!fluence_timelimit_armed || !watched) { atomic_store(&watch_due, 0); return; }
     double due = (deadline + (double)GRACE_NS / 1e9) * 1e9;
     atomic_store(&watch_due, due > 9e18 ? 9000000000000000000LL : (long long)due);
 }
@@ -121,22 +139,43 @@ void fluence_timelimit_check(lua_State *L, const char *what)
     lua_error(L);
 }
 
+/* Copies how[key] (a string, else "") into dst. */
+static void copy_field(lua_State *L, const char *key, char *dst)
+{
+    size_t len = 0;
+    const char *s = NULL;
+    if (lua_istable(L, 2) && lua_getfield(L, 2, key) == LUA_TSTRING) s = lua_tolstring(L, -1, &len);
+    if (!s) len = 0;
+    if (len >= FIELD_MAX) len = FIELD_MAX - 1;
+    if (len) memcpy(dst, s, len);
+    dst[len] = '\0';
+    if (lua_istable(L, 2)) lua_pop(L, 1);
+}
+
 static int tl_enter(lua_State *L)
 {
     double seconds = luaL_checknumber(L, 1);
-    size_t len;
-    const char *msg = luaL_optlstring(L, 2, "a plugin call ran past its time limit", &len);
     if (depth++ > 0) return 0;
     pauses = 0;
     limited = seconds > 0 && isfinite(seconds);
     fluence_timelimit_armed = limited;
     if (!limited) { publish(); return 0; }
     deadline = mono() + seconds;
-    if (hard_stop) {
+    int trusted = 0;
+    if (lua_istable(L, 2)) {
+        trusted = lua_getfield(L, 2, "trusted") != LUA_TNIL && lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    }
+    watched = hard_stop && !trusted;
+    if (watched) {
         int slot = !atomic_load(&watch_slot);
-        if (len >= MSG_MAX) len = MSG_MAX - 1;
-        memcpy(watch_msg[slot], msg, len);
-        watch_msg[slot][len] = '\0';
+        struct call *c = &watch_call[slot];
+        copy_field(L, "kind", c->kind);
+        copy_field(L, "name", c->name);
+        copy_field(L, "file", c->file);
+        copy_field(L, "phase", c->phase);
+        if (!*c->phase) strcpy(c->phase, "call");
+        c->limit = seconds;
         atomic_store(&watch_slot, slot);
         if (!watchdog_started) start_watchdog();
     }
@@ -150,6 +189,7 @@ static int tl_leave(lua_State *L)
     if (depth == 0) return 0;
     if (--depth == 0) {
         limited = 0;
+        watched = 0;
         pauses = 0;
         fluence_timelimit_armed = 0;
         publish();

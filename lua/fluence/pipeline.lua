@@ -233,8 +233,10 @@ function pipeline.compile(text, opts)
       sort_by = sort_by,
       num = pipeline.num,
     }
+    local trusted = entry.source == "built-in"
     local ok, fn, reads = sandbox.call(plugin.compile, { kind = "policy", name = entry.name, file = entry.origin,
-                                                         phase = "compile", budget = self.budget }, stage, ctx)
+                                                         phase = "compile", budget = self.budget, trusted = trusted },
+                                       stage, ctx)
     if not ok then
       local e = fn
       if is_marker(e, CErr) then
@@ -259,7 +261,8 @@ function pipeline.compile(text, opts)
       text = st.text, word = st.word, head = entry.name, suffix = suffix, pos = st.pos,
       tolerance = st.tolerance, args = st.args, origin = entry.origin,
       fn = fn, reads = set,
-      call = { kind = "policy", name = entry.name, file = entry.origin, phase = "stage", budget = self.budget },
+      call = { kind = "policy", name = entry.name, file = entry.origin, phase = "stage", budget = self.budget,
+               trusted = trusted },
     }
   end
   return self

@@ -7,8 +7,9 @@
 --   sandbox.unwrap(v)               -> the table behind a read-only view (or v)
 --   sandbox.call(fn, how, ...)      -> true, results... | false, message
 --       how: { kind = "policy", name = "min", file = ORIGIN, phase = "stage",
---              budget = N } (or just a budget, or nil); a call past its time
---       limit raises an INPUT error instead of returning (see below)
+--              budget = N, trusted = bool } (or just a budget, or nil); a
+--       call past its time limit raises an INPUT error instead of returning
+--       (see below); trusted (the built-ins) skips the hard stop's watchdog
 --   sandbox.set_time_limit(text, source) / sandbox.time_limit() -> seconds
 --
 -- Why these pieces:
@@ -242,25 +243,11 @@ local function num(n)
   return ("%g"):format(n)
 end
 
--- 'policy "min" (stage)', from call()'s `how`; cached there.
+-- 'policy "min" (stage)', from call()'s `how` (core/timelimit.c words the
+-- hard stop's message the same way).
 local function label(how)
   if not how then return "plugin call" end
-  local l = rawget(how, "label")
-  if not l then
-    l = ('%s "%s" (%s)'):format(how.kind or "plugin", how.name or "?", how.phase or "call")
-    how.label = l
-  end
-  return l
-end
-
--- The line the hard stop prints (core/timelimit.c), made once per `how`.
-local function hard_message(how, limit)
-  if how and how.hard_message and how.hard_limit == limit then return how.hard_message end
-  local m = ("%s%s: time limit of %s s exceeded, and 1 s later still inside one C call " ..
-             "that checks no deadline: stopped; %s"):format(how and how.file and (how.file .. ": ") or "",
-                                                            label(how), num(limit), HINT)
-  if how then how.hard_message, how.hard_limit = m, limit end
-  return m
+  return ('%s "%s" (%s)'):format(how.kind or "plugin", how.name or "?", how.phase or "call")
 end
 
 local function timeout_error(how, limit, state)
@@ -301,7 +288,7 @@ function sandbox.call(fn, how, ...)
   local oh, om, oc = dgethook(th)
   local outer = current
   current = state
-  tl_enter(limit, hard_message(how, limit))
+  tl_enter(limit, how)
   dsethook(th, hook, "", STEP)
   local r = pack(raw_pcall(fn, ...))
   if type(oh) == "function" then dsethook(th, oh, om, oc) else dsethook(th) end

@@ -130,7 +130,8 @@ end
 -- whole run (no credentials ...), said once on stderr.
 local function call_provider(e, ctx)
   local sandbox = require "fluence.sandbox"
-  e.call = e.call or { kind = "provider", name = e.name, file = e.origin, phase = "candidates" }
+  e.call = e.call or { kind = "provider", name = e.name, file = e.origin, phase = "candidates",
+                       trusted = e.source == "built-in" }
   local ok, backends, notes = sandbox.call(e.plugin.candidates, e.call, ctx)
   -- a structured error from the host's API (the cluster could not be read
   -- with --require-offerings ...) keeps its meaning and exit code
