@@ -31,12 +31,13 @@
 --   (core/guard_string.c) and table.insert/remove/move (core/guard_table.c),
 --   installed process-wide below: the string metatable's __index is the
 --   global string table, so ("s"):find() reaches them too.  string.rep is
---   capped.  Everything else a plugin
---   can call in C is linear in data the budget let it build (format, concat,
---   upper, utf8.*, table.concat ...) or calls back into Lua (sort
---   comparators, gsub functions, metamethods), where the hook runs; the rare
---   rest (say, sorting huge equal strings) meets the hard stop of the
---   fluence program, which ends the run one second after the deadline.
+--   capped.  Everything else a plugin can call in C is linear in data the
+--   budget let it build (format, pack, concat, upper, utf8.*, table.concat
+--   ...) or calls back into Lua (sort comparators, gsub functions,
+--   metamethods), where the hook runs; the rare rest (say, sorting huge
+--   equal strings) meets the hard stop of the fluence program, which ends
+--   the run one second after the deadline (for plugins from files; the
+--   compiled-in built-ins are trusted not to need it).
 --   Network waits made for a provider (fluence.provider_api) pause the clock:
 --   they have their own timeouts.
 --   A call past its limit does not return: it raises an INPUT error naming
