@@ -1,5 +1,6 @@
 /* Command-line tables, parser and help (see cli.h). */
 #include <math.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,7 @@ static const struct option options[] = {
     {"offline", 0, FLAG, 0, V_SELECTING, NULL, "do not contact the cluster (no offerings)"},
     {"output", 'o', VALUE, 0, V_SELECTING | V_JOBSPEC | V_POLICIES | V_PROVIDERS | V_GRAPH, "FMT",
      "yaml (default), json, or name (apply); jgf (default) or tree (graph)"},
+    {"plugin-timeout", 0, VALUE, 0, V_SELECTING | V_POLICIES | V_PROVIDERS, "SECONDS", "time limit of each plugin call, network waits aside (default 5; 0: none)"},
     {"policy", 'P', VALUE, 0, V_MATCH, "POLICY", "match policy: first (default), high, low, lonode, hinode, ..."},
     {"policy-dir", 0, VALUE, 1, V_SELECTING | V_POLICIES | V_COMPLETION, "DIR", "extra directory of policy plugins (searched first); repeatable"},
     {"provider", 0, VALUE, 1, V_SELECTING, "NAME", "also consult this provider; repeatable"},
@@ -99,6 +101,7 @@ static const struct numeric {
     const char *expected;
 } numerics[] = {
     {"cost-tol", NUM_BAND, "a number >= 0, or a percentage of the best value (like 0.05 or 5%)"},
+    {"plugin-timeout", NUM_DURATION, "a duration >= 0 (seconds, or like 5s, 500ms; 0: no limit)"},
     {"request-timeout", NUM_DURATION, "a duration >= 0 (seconds, or like 30s, 1m, 500ms)"},
 };
 
@@ -335,17 +338,31 @@ int fluence_cli_parse(lua_State *L, const char *prog, int argc, char **argv)
     return 0;
 }
 
+/* "-f, --filename FILE" / "    --dry-run[=MODE]": the left column of a help line. */
+static int option_left(const struct option *o, char *left, size_t size)
+{
+    int n = snprintf(left, size, "%s%c%s--%s", o->shortname ? "-" : "",
+                     o->shortname ? o->shortname : ' ', o->shortname ? ", " : "   ", o->name);
+    if (o->metavar && n > 0 && (size_t)n < size)
+        n += snprintf(left + n, size - (size_t)n, o->arg == OPTIONAL ? "[=%s]" : " %s", o->metavar);
+    return n;
+}
+
+/* One line per option of the verb; the descriptions start in one column, two
+ * spaces after the longest left part (so a long name never runs into them). */
 static void print_options(FILE *f, unsigned vbit)
 {
+    char left[96];
+    int width = 0;
+    for (size_t i = 0; i < COUNTOF(options); i++) {
+        int n = options[i].verbs & vbit ? option_left(&options[i], left, sizeof left) : 0;
+        if (n > width) width = n;
+    }
     for (size_t i = 0; i < COUNTOF(options); i++) {
         const struct option *o = &options[i];
         if (!(o->verbs & vbit)) continue;
-        char left[64];
-        int n = snprintf(left, sizeof left, "%s%c%s--%s", o->shortname ? "-" : "",
-                         o->shortname ? o->shortname : ' ', o->shortname ? ", " : "   ", o->name);
-        if (o->metavar && n > 0 && (size_t)n < sizeof left)
-            snprintf(left + n, sizeof left - (size_t)n, o->arg == OPTIONAL ? "[=%s]" : " %s", o->metavar);
-        fprintf(f, "  %-28s %s\n", left, o->help);
+        option_left(o, left, sizeof left);
+        fprintf(f, "  %-*s  %s\n", width, left, o->help);
     }
 }
 
@@ -383,7 +400,7 @@ int fluence_cli_help(FILE *f, const char *prog, const char *verb_name)
             return FLUENCE_EXIT_USAGE;
         }
         fprintf(f, "Usage: %s %s %s\n\n%c%s.\n\nOptions:\n", prog, v->name, v->args,
-                v->summary[0] - 32, v->summary + 1);
+                toupper((unsigned char)v->summary[0]), v->summary + 1);
         print_options(f, v->bit);
         fputc('\n', f);
         if (v->bit & V_SELECTING) fputs(selecting_note, f);
@@ -398,11 +415,12 @@ int fluence_cli_help(FILE *f, const char *prog, const char *verb_name)
         fprintf(f, "  %-11s %s\n", verbs[i].name, verbs[i].summary);
     fprintf(f, "\nRun '%s VERB --help' for a verb's options.\n\n"
                "Environment:\n"
-               "  FLUENCE_POLICY_PATH    colon-separated policy plugin directories\n"
-               "  FLUENCE_PROVIDER_PATH  colon-separated provider plugin directories\n"
-               "  FLUENCE_SOURCE_DIR     load lua/, policies/, providers/ from this source tree\n"
-               "  KUBECONFIG             kubeconfig files, colon-separated\n"
-               "  NO_COLOR               no colour in explain output\n\n",
+               "  FLUENCE_PLUGIN_TIMEOUT  seconds a plugin call may run (as --plugin-timeout)\n"
+               "  FLUENCE_POLICY_PATH     colon-separated policy plugin directories\n"
+               "  FLUENCE_PROVIDER_PATH   colon-separated provider plugin directories\n"
+               "  FLUENCE_SOURCE_DIR      load lua/, policies/, providers/ from this source tree\n"
+               "  KUBECONFIG              kubeconfig files, colon-separated\n"
+               "  NO_COLOR                no colour in explain output\n\n",
             prog);
     print_exit_codes(f);
     return 0;

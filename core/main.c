@@ -7,6 +7,7 @@
 #include "exitcode.h"
 #include "progress.h"
 #include "runtime.h"
+#include "timelimit.h"
 
 int main(int argc, char **argv)
 {
@@ -15,6 +16,8 @@ int main(int argc, char **argv)
     base = base ? base + 1 : (argc > 0 && argv[0] ? argv[0] : "fluence");
     const char *prog = strncmp(base, "kubectl-", 8) == 0 ? "kubectl fluence" : "fluence";
 
+    /* a plugin stuck in C past its time limit ends the process (timelimit.h) */
+    fluence_timelimit_enable_hard_stop();
     lua_State *L = fluence_runtime_new();
     if (!L) {
         fprintf(stderr, "fluence: cannot start the Lua runtime\n");

@@ -13,6 +13,14 @@
 #include <string.h>
 #include <lauxlib.h>
 
+/* [-0, +1]  t[key] without metamethods: backends come from plugins, whose
+ * __index must not run outside their sandbox. */
+static int rawfield(lua_State *L, int t, const char *key)
+{
+    lua_pushstring(L, key);
+    return lua_rawget(L, t);
+}
+
 /* Validates one attribute value at the top of the stack. */
 static const char *bad_value(lua_State *L)
 {
@@ -53,7 +61,7 @@ static int merge_merge(lua_State *L)
                                 provider, (int)i, luaL_typename(L, b));
                 return 2;
             }
-            lua_getfield(L, b, "name");
+            rawfield(L, b, "name");
             size_t nlen;
             const char *name = lua_tolstring(L, -1, &nlen);
             if (lua_type(L, -1) != LUA_TSTRING || nlen == 0) {
@@ -83,7 +91,7 @@ static int merge_merge(lua_State *L)
             lua_getfield(L, m, "attrs");
             lua_getfield(L, m, "source");
             int mattrs = m + 1, msource = m + 2;
-            if (lua_getfield(L, b, "attrs") == LUA_TTABLE) {
+            if (rawfield(L, b, "attrs") == LUA_TTABLE) {
                 int attrs = lua_gettop(L);
                 lua_pushnil(L);
                 while (lua_next(L, attrs)) {

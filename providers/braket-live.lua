@@ -196,7 +196,8 @@ function M.candidates(ctx)
   else creds, why = aws.credentials() end
   if not creds then
     for _, arn in ipairs(order) do results[arn] = { status = "UNKNOWN" } end
-    notes[#notes + 1] = ("braket-live: %s; %d device(s) marked UNKNOWN"):format(clean(nil, why), #order)
+    -- about the run, not this object: said once (the audit still has it)
+    notes[#notes + 1] = { text = ("braket-live: %s; devices marked UNKNOWN"):format(clean(nil, why)), run = true }
     return finish()
   end
 

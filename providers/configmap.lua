@@ -41,7 +41,7 @@ end
 
 function M.candidates(ctx)
   local get = ctx.api.cluster and ctx.api.cluster.offerings
-  if not get then return {}, { "configmap: the cluster's offerings are not available here" } end
+  if not get then return {}, { { text = "configmap: the cluster's offerings are not available here", run = true } } end
   local offered = get()
   if not offered then return {} end      -- the selection notes why, once
   local shots = (ctx.request and tonumber(ctx.request.shots)) or 1000

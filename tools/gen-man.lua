@@ -125,6 +125,14 @@ directory itself or a parent cannot loop; a file reached by several names
 (a link to a file in the tree) is read once.]],
   offline = [[Also skips the configmap provider; the selection uses only --attributes files
 and named providers.]],
+  ["plugin-timeout"] = [[Every call into a plugin (loading it, a policy's compile and each stage, a
+provider's candidates, a fluence run function) must end within this wall-clock
+time, including time spent in C on its behalf (string patterns, table
+operations); time a provider waits on the network is bounded by the request's
+own timeout and not counted.  A call past its limit stops the run with exit
+code 3, naming the plugin, its file and line, and what it was doing; a call
+stuck in C that cannot be interrupted ends the process one second later.
+Default 5; 0 means no limit; else FLUENCE_PLUGIN_TIMEOUT.]],
 }
 
 local function verbs_of(o)
@@ -214,6 +222,7 @@ add(esc([[fluence policies and fluence providers show what was found and where. 
 plugin author's guide is docs/plugins.md.]]))
 add(".SH ENVIRONMENT")
 local ENV = {
+  { "FLUENCE_PLUGIN_TIMEOUT", "Seconds each plugin call may run (default 5; 0: no limit); --plugin-timeout overrides it." },
   { "FLUENCE_POLICY_PATH", "Colon-separated directories of policy plugins, searched after --policy-dir." },
   { "FLUENCE_PROVIDER_PATH", "Colon-separated directories of provider plugins, searched after --provider-dir." },
   { "FLUENCE_SOURCE_DIR", "Load lua/, policies/ and providers/ from this source tree before the built-in copies (development)." },

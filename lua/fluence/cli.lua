@@ -18,6 +18,9 @@ function cli.main(args)
     sys.write(1, ("fluence %s (%s)\n"):format(sys.VERSION, _VERSION))
     return sys.EXIT.OK
   end
+  if args.opts["plugin-timeout"] ~= nil then
+    require("fluence.sandbox").set_time_limit(args.opts["plugin-timeout"], "--plugin-timeout")
+  end
   local name = verb_modules[args.verb]
   local ok, mod = pcall(require, name)
   if not ok then

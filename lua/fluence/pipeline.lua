@@ -250,7 +250,10 @@ function pipeline.compile(text, opts)
     }
     -- ranking with a tolerance band, reason wording (policy_lib.lua)
     policy_lib.extend(ctx, { cost_tol = band, fail = ctx.fail, sort_by = sort_by, num = pipeline.num })
-    local ok, fn, reads = sandbox.call(plugin.compile, self.budget, stage, ctx)
+    local trusted = entry.source == "built-in"
+    local ok, fn, reads = sandbox.call(plugin.compile, { kind = "policy", name = entry.name, file = entry.origin,
+                                                         phase = "compile", budget = self.budget, trusted = trusted },
+                                       stage, ctx)
     if not ok then
       local e = fn
       if is_marker(e, CErr) then
@@ -275,6 +278,8 @@ function pipeline.compile(text, opts)
       text = st.text, word = st.word, head = entry.name, suffix = suffix, pos = st.pos,
       tolerance = st.tolerance, args = st.args, origin = entry.origin,
       fn = fn, reads = set,
+      call = { kind = "policy", name = entry.name, file = entry.origin, phase = "stage", budget = self.budget,
+               trusted = trusted },
     }
   end
   return self
@@ -327,7 +332,7 @@ function Pipeline:run(backends, request)
     end
     local rec = { text = st.text, kept = {}, dropped = {}, order_changed = false }
     result.stages[#result.stages + 1] = rec
-    local ok, out, reasons = sandbox.call(st.fn, self.budget, input, req)
+    local ok, out, reasons = sandbox.call(st.fn, st.call, input, req)
     local function failed(msg, plugin)
       rec.error = msg
       result.error = msg

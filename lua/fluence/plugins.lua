@@ -51,12 +51,13 @@ end
 -- Loads one plugin's source and checks its exports.
 -- mode: "t" for every plugin file read from disk; only the built-ins compiled
 -- into the binary (trusted, precompiled by tools/embed.lua) load as "b".
-local function load_plugin(kind, path, src, extra, budget, mode)
+local function load_plugin(kind, path, src, extra, budget, mode, name)
   local spec = KINDS[kind]
   local env = sandbox.env(extra)
   local chunk, err = load(src, "@" .. path, mode or "t", env)
   if not chunk then fail("%s", at(path, err)) end
-  local ok, plugin = sandbox.call(chunk, budget)
+  local ok, plugin = sandbox.call(chunk, { kind = kind, name = name or path:match("([^/]*)%.lua$") or path,
+                                           file = path, phase = "load", budget = budget, trusted = mode == "b" })
   if not ok then fail("%s", at(path, plugin)) end
   if type(plugin) ~= "table" then
     fail("%s: a %s plugin must return a table, got %s", path, kind, type(plugin))
@@ -66,6 +67,11 @@ local function load_plugin(kind, path, src, extra, budget, mode)
   local exports = {}
   for k, v in next, plugin do exports[k] = v end
   plugin = exports
+  if type(plugin.provides) == "table" then     -- a list the host walks: raw too
+    local list = {}
+    for i = 1, rawlen(plugin.provides) do list[i] = tostring(rawget(plugin.provides, i)) end
+    plugin.provides = list
+  end
   for _, k in ipairs(EXPORT_ORDER) do
     local want = spec.exports[k]
     if want and type(plugin[k]) ~= want then
@@ -162,7 +168,7 @@ local function load_all(kind, opts)
       if source == "built-in" then prev.overrides = "built-in" end
       return
     end
-    local plugin = load_plugin(kind, path, src, extra, budget, mode)
+    local plugin = load_plugin(kind, path, src, extra, budget, mode, name)
     if plugin.name ~= name then
       fail("%s: %s plugin is named %q but its file is %s.lua (they must match)",
            path, kind, plugin.name, name)

@@ -15,12 +15,29 @@
 --   api.warn(fmt, ...)   -- stderr, always
 --   api.cluster.offerings() -> offerings | nil, err   (set by the selection; nil offline)
 --   api.aws              -- fluence.aws (credentials chain, SigV4) when built in
+--
+-- Waiting on the network (api.http.*, api.cluster.offerings, api.aws.backoff)
+-- does not count against the plugin's time limit (fluence.timelimit): those
+-- waits have their own timeouts, and a provider asking a slow cloud API is
+-- not a runaway.
 local sys = require "fluence.sys"
 -- read-only views (core/readonly.c): providers cannot replace what other
 -- providers use
 local readonly = require("fluence.sandbox").readonly
 
 local M = {}
+
+-- f, with the plugin's clock stopped while it runs.
+local timelimit = require "fluence.timelimit"
+local function waiting(f)
+  return function(...)
+    timelimit.pause()
+    local r = table.pack(pcall(f, ...))
+    timelimit.resume()
+    if not r[1] then error(r[2], 0) end
+    return table.unpack(r, 2, r.n)
+  end
+end
 
 local function copy(mod, names)
   local t = {}
@@ -45,18 +62,21 @@ function M.new(opts)
     if resp.error then logger.v(2, "HTTP %s %s: %s", req.method or "GET", url, resp.error)
     else logger.v(2, "HTTP %s %s -> %d (%.0f ms)", req.method or "GET", url, resp.status, (resp.time or 0) * 1000) end
   end
+  local request, request_many = waiting(http.request), waiting(http.request_many)
   local logged_http = {
     request = function(req)
-      local r, err = http.request(req)
+      local r, err = request(req)
       show(req, r or { error = err })
       return r, err
     end,
     request_many = function(reqs, o)
-      local rs = http.request_many(reqs, o)
+      local rs = request_many(reqs, o)
       for i, r in ipairs(rs) do show(reqs[i], r) end
       return rs
     end,
   }
+  local cluster = {}
+  for k, v in pairs(opts.cluster or {}) do cluster[k] = type(v) == "function" and waiting(v) or v end
   local api = {
     yaml = copy(yaml, { "decode", "decode_all", "marks", "null" }),
     json = copy(json, { "decode", "encode", "null", "array", "object", "is_array" }),
@@ -68,13 +88,17 @@ function M.new(opts)
     monotonic = sys.monotonic,
     log = function(fmt, ...) logger.v(1, fmt, ...) end,
     warn = say,
-    cluster = opts.cluster or {},
+    cluster = cluster,
   }
   -- fluence.aws loads libcrypto: only when a provider first reaches for it
-  local aws
+  local aws, backoff
   api.aws = setmetatable({}, {
     __index = function(_, k)
       aws = aws or require "fluence.aws"
+      if k == "backoff" then           -- a retry's wait is the network's, too
+        backoff = backoff or waiting(aws.backoff)
+        return backoff
+      end
       return aws[k]
     end,
   })

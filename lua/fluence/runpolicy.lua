@@ -13,22 +13,25 @@ local runpolicy = {}
 
 -- A pipeline-shaped object around a policy function.
 local function function_pipeline(fn, path)
-  local p = { text = path, stages = { { text = path } } }
+  local p = { text = path, stages = { { text = path } },
+              call = { kind = "policy file", name = path, file = path, phase = "run" } }
   function p.attributes() return {} end
   function p.run(_, backends, request)
     local view = sandbox.readonly(backends)
-    local ok, out = sandbox.call(fn, sandbox.DEFAULT_BUDGET, view, sandbox.readonly(request))
+    local ok, out = sandbox.call(fn, p.call, view, sandbox.readonly(request))
     if not ok then errors.raise("INPUT", "%s", tostring(out)) end
     if type(out) ~= "table" then
       errors.raise("INPUT", "%s: the policy function must return a list of backends, not a %s", path, type(out))
     end
     local byname, seen, kept, names = {}, {}, {}, {}
     for _, b in ipairs(backends) do byname[b.name] = b end
-    for i, b in ipairs(out) do
-      local name = type(b) == "string" and b or (type(b) == "table" and b.name)
-      if not name or not byname[name] then
+    -- raw: the policy's metamethods must not run outside its time limit
+    for i = 1, rawlen(out) do
+      local b = sandbox.unwrap(rawget(out, i))
+      local name = type(b) == "string" and b or (type(b) == "table" and rawget(b, "name"))
+      if type(name) ~= "string" or not byname[name] then
         errors.raise("INPUT", "%s: the policy function returned an unknown backend at position %d (%s)",
-                     path, i, tostring(name))
+                     path, i, type(name) == "string" and name or type(name))
       end
       if not seen[name] then
         seen[name] = true
@@ -54,9 +57,21 @@ function runpolicy.how(path, args)
   if not src then errors.raise("INPUT", "%s", err) end
   local chunk, lerr = load(src, "@" .. path, "t", sandbox.env())
   if not chunk then errors.raise("INPUT", "%s", lerr) end
-  local ok, value = sandbox.call(chunk, sandbox.DEFAULT_BUDGET)
+  local ok, value = sandbox.call(chunk, { kind = "policy file", name = path, file = path, phase = "load" })
   if not ok then errors.raise("INPUT", "%s", tostring(value)) end
-  local spec = type(value) == "table" and value or { pipeline = value }
+  -- a raw copy: the file's metamethods must not run outside its time limit
+  local spec = { pipeline = value }
+  if type(value) == "table" then
+    spec = { pipeline = rawget(value, "pipeline"), providers = {} }
+    local list = rawget(value, "providers")
+    for i = 1, type(list) == "table" and rawlen(list) or 0 do
+      local p = rawget(list, i)
+      if type(p) ~= "string" then
+        errors.raise("INPUT", "%s: providers must be a list of provider names (entry %d is a %s)", path, i, type(p))
+      end
+      spec.providers[i] = p
+    end
+  end
   if type(spec.pipeline) ~= "string" and type(spec.pipeline) ~= "function" then
     errors.raise("INPUT", "%s: must return a pipeline string, a function(backends, request), " ..
                  "or a table with a pipeline field (got %s)", path, type(value))

@@ -5,7 +5,12 @@
 --                                      fields of `extra` (e.g. {api = ...})
 --   sandbox.readonly(t)             -> a read-only view of t (nested tables too)
 --   sandbox.unwrap(v)               -> the table behind a read-only view (or v)
---   sandbox.call(fn, budget, ...)   -> true, results... | false, message
+--   sandbox.call(fn, how, ...)      -> true, results... | false, message
+--       how: { kind = "policy", name = "min", file = ORIGIN, phase = "stage",
+--              budget = N, trusted = bool } (or just a budget, or nil); a
+--       call past its time limit raises an INPUT error instead of returning
+--       (see below); trusted (the built-ins) skips the hard stop's watchdog
+--   sandbox.set_time_limit(text, source) / sandbox.time_limit() -> seconds
 --
 -- Why these pieces:
 -- * Environments hold no io, os, require, load, loadfile, dofile, debug,
@@ -18,8 +23,26 @@
 --   restoring whatever hook was there before.  Once the budget is spent every
 --   later hook tick raises again and the sandbox's pcall/xpcall re-raise, so a
 --   plugin cannot catch the error and keep looping.
--- * C functions (string.find with a pathological pattern, string.rep) do not
---   tick the hook; string.rep is capped, patterns are a documented limit.
+-- * Every call also runs under a wall-clock limit (--plugin-timeout,
+--   FLUENCE_PLUGIN_TIMEOUT, default 5 s; core/timelimit.c), which the hook
+--   checks too, so a pure-Lua loop stops on time whatever the budget.  Time
+--   inside one C call does not tick the hook, so the C loops a plugin can
+--   make long check the deadline themselves: string.find/match/gmatch/gsub
+--   (core/guard_string.c) and table.insert/remove/move (core/guard_table.c),
+--   installed process-wide below: the string metatable's __index is the
+--   global string table, so ("s"):find() reaches them too.  string.rep is
+--   capped.  Everything else a plugin can call in C is linear in data the
+--   budget let it build (format, pack, concat, upper, utf8.*, table.concat
+--   ...) or calls back into Lua (sort comparators, gsub functions,
+--   metamethods), where the hook runs; the rare rest (say, sorting huge
+--   equal strings) meets the hard stop of the fluence program, which ends
+--   the run one second after the deadline (for plugins from files; the
+--   compiled-in built-ins are trusted not to need it).
+--   Network waits made for a provider (fluence.provider_api) pause the clock:
+--   they have their own timeouts.
+--   A call past its limit does not return: it raises an INPUT error naming
+--   the plugin, its file and line, the phase and how to raise the limit, so
+--   the whole run stops (exit 3) rather than each object waiting again.
 local sandbox = {}
 
 local STEP = 1000                      -- instructions between hook ticks
@@ -31,6 +54,16 @@ local dsethook, dgethook, dgetinfo = debug.sethook, debug.gethook, debug.getinfo
 local raw_pcall, raw_xpcall, raw_error = pcall, xpcall, error
 local raw_getmetatable, raw_setmetatable, raw_rawset = getmetatable, setmetatable, rawset
 local dgetmetatable = debug.getmetatable
+local timelimit = require "fluence.timelimit"
+local tl_enter, tl_leave, tl_expired = timelimit.enter, timelimit.leave, timelimit.expired
+
+sandbox.DEFAULT_SECONDS = 5
+local HINT = "raise it with --plugin-timeout SECONDS or FLUENCE_PLUGIN_TIMEOUT"
+
+-- The deadline-checking pattern and table functions, for everyone: the same
+-- results as the standard ones, which install() returns (for the specs).
+require("fluence.guard_string").install(string)
+require("fluence.guard_table").install(table)
 
 -- Read-only views (core/readonly.c): v[k] is t[k] with tables as their own
 -- views, writes are errors, #, pairs and ipairs work, the metatable is
@@ -56,10 +89,6 @@ end
 -- The budget currently being charged (nil outside call()).
 local current
 
-local function exceeded_check()
-  if current and current.exceeded then raw_error(current.exceeded, 0) end
-end
-
 -- Where the budget ran out: the innermost plugin frame, skipping the host's
 -- own Lua (this file, lua/fluence/*.lua helpers a plugin called into).
 local function where()
@@ -76,6 +105,28 @@ local function where()
   return fallback or ""
 end
 
+-- The call ran out of time: remember where (the first place that noticed,
+-- or the "FILE:LINE: " a C check put in its message) and raise again.  Every
+-- later hook tick and every sandboxed pcall raises too, so the plugin cannot
+-- catch it and carry on.
+local function note_timeout(state, err, here)
+  if state.timeout then return end
+  local s = type(err) == "string" and err or ""
+  state.timeout = s:match("^([^\n]-:%d+: )time limit exceeded") or (here and where()) or ""
+  state.timeout_in = s:match("time limit exceeded in ([%w_.]+)$")
+end
+
+local function timed_out(err)
+  note_timeout(current, err, true)
+  raw_error(current.timeout .. "time limit exceeded", 0)
+end
+
+local function exceeded_check(err)
+  if not current then return end
+  if current.exceeded then raw_error(current.exceeded, 0) end
+  if current.timeout or tl_expired() then timed_out(err) end
+end
+
 local function copy(t, drop)
   local c = {}
   for k, v in pairs(t) do
@@ -86,7 +137,7 @@ end
 
 local function safe_pcall(f, ...)
   local r = pack(raw_pcall(f, ...))
-  exceeded_check()
+  exceeded_check(r[2])
   return unpack(r, 1, r.n)
 end
 
@@ -116,7 +167,7 @@ local function make_coroutine()
   end
   function co.resume(th, ...)
     local r = pack(coroutine.resume(th, ...))
-    exceeded_check()
+    exceeded_check(r[2])
     return unpack(r, 1, r.n)
   end
   return co
@@ -162,31 +213,106 @@ function sandbox.env(extra)
   return env
 end
 
--- call(fn, budget, ...) runs fn(...) under an instruction budget on the
--- running thread.  Returns true, results... or false, message; a spent budget
--- gives "FILE:LINE: instruction budget of N exceeded (endless loop?)" naming
--- the plugin line that was running.
-function sandbox.call(fn, budget, ...)
+-- The time limit of every plugin call, in seconds (0: none): --plugin-timeout
+-- (set_time_limit, from the command line), else FLUENCE_PLUGIN_TIMEOUT, else
+-- DEFAULT_SECONDS.
+local seconds
+
+local UNITS = { ms = 0.001, s = 1, m = 60, h = 3600 }
+
+local function parse_seconds(text, source)
+  local n = tonumber(text)
+  if type(text) == "string" and text:match("^%s*[%d.]+%s*$") and n and n >= 0 and n < math.huge then
+    return n
+  end
+  -- or a duration, as --request-timeout takes it: 5s, 1m30s, 500ms
+  if type(text) == "string" and text:match("^%d") then
+    local total, rest = 0, text
+    while rest ~= "" do
+      local num, unit, after = rest:match("^(%d+%.?%d*)(ms)(.*)$")
+      if not num then num, unit, after = rest:match("^(%d+%.?%d*)([hms])(.*)$") end
+      if not num then total = nil break end
+      total, rest = total + tonumber(num) * UNITS[unit], after
+    end
+    if total and total < math.huge then return total end
+  end
+  local errors = require "fluence.errors"
+  errors.raise("USAGE", "%s: %q is not a number of seconds (a number >= 0; 0 means no limit)", source, tostring(text))
+end
+
+function sandbox.set_time_limit(text, source)
+  seconds = parse_seconds(tostring(text), source or "time limit")
+end
+
+function sandbox.time_limit()
+  if not seconds then
+    local env = os.getenv("FLUENCE_PLUGIN_TIMEOUT")
+    seconds = (env and env ~= "") and parse_seconds(env, "FLUENCE_PLUGIN_TIMEOUT") or sandbox.DEFAULT_SECONDS
+  end
+  return seconds
+end
+
+local function num(n)
+  if n == math.floor(n) and n < 1e15 then return ("%d"):format(n) end
+  return ("%g"):format(n)
+end
+
+-- 'policy "min" (stage)', from call()'s `how` (core/timelimit.c words the
+-- hard stop's message the same way).
+local function label(how)
+  if not how then return "plugin call" end
+  return ('%s "%s" (%s)'):format(how.kind or "plugin", how.name or "?", how.phase or "call")
+end
+
+local function timeout_error(how, limit, state)
+  local loc = state.timeout
+  if not loc or loc == "" then loc = how and how.file and (how.file .. ": ") or "" end
+  local errors = require "fluence.errors"
+  errors.raise("INPUT", "%s%s: time limit of %s s exceeded%s; %s", loc, label(how), num(limit),
+               state.timeout_in and (" in " .. state.timeout_in) or "", HINT)
+end
+
+-- call(fn, how, ...) runs fn(...) under an instruction budget on the running
+-- thread and under the time limit.  how = { kind =, name =, file =, phase =,
+-- budget = } describes the call for messages (a number is just a budget).
+-- Returns true, results... or false, message; a spent budget gives
+-- "FILE:LINE: instruction budget of N exceeded (endless loop?)" naming the
+-- plugin line that was running.  A call past its time limit raises an INPUT
+-- error: "FILE:LINE: policy "x" (stage): time limit of 5 s exceeded[ in
+-- string.find]; raise it with ...".
+function sandbox.call(fn, how, ...)
+  local budget
+  if type(how) == "table" then budget = how.budget else budget, how = how, nil end
   budget = budget or sandbox.DEFAULT_BUDGET
+  local limit = sandbox.time_limit()
   local state = { ticks = 0, limit = math.max(1, budget // STEP) }
   local function hook()
-    state.ticks = state.ticks + 1
-    if state.ticks > state.limit then
+    local n = state.ticks + 1
+    state.ticks = n
+    if n > state.limit then
       if not state.exceeded then
         state.exceeded = where() ..
           ("instruction budget of %d exceeded (endless loop?)"):format(budget)
       end
       raw_error(state.exceeded, 0)
     end
+    if state.timeout or tl_expired() then timed_out() end
   end
   local th = coroutine.running()
   local oh, om, oc = dgethook(th)
   local outer = current
   current = state
+  tl_enter(limit, how)
   dsethook(th, hook, "", STEP)
   local r = pack(raw_pcall(fn, ...))
   if type(oh) == "function" then dsethook(th, oh, om, oc) else dsethook(th) end
+  if not r[1] and not state.timeout and tl_expired() then
+    -- stopped by a C check (its message says where), or failing late anyway
+    note_timeout(state, r[2], false)
+  end
+  tl_leave()
   current = outer
+  if state.timeout then timeout_error(how, limit, state) end
   if state.exceeded then return false, state.exceeded end
   if not r[1] and type(r[2]) ~= "string" and not trusted[dgetmetatable(r[2]) or false] then
     -- a plugin's error object could run its code (__tostring ...) later,

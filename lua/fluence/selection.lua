@@ -133,9 +133,15 @@ end
 
 -- Calls one provider's candidates(ctx) in its sandbox.  A provider that
 -- crashes, loops or returns garbage is an INPUT error naming its file.
+-- What it returns is read raw (rawlen, rawget): the host never runs a
+-- provider's metamethods, which would run outside its budget and time limit.
+-- Notes are strings, or { text = "...", run = true } for a fact about the
+-- whole run (no credentials ...), said once on stderr.
 local function call_provider(e, ctx)
   local sandbox = require "fluence.sandbox"
-  local ok, backends, notes = sandbox.call(e.plugin.candidates, sandbox.DEFAULT_BUDGET, ctx)
+  e.call = e.call or { kind = "provider", name = e.name, file = e.origin, phase = "candidates",
+                       trusted = e.source == "built-in" }
+  local ok, backends, notes = sandbox.call(e.plugin.candidates, e.call, ctx)
   -- a structured error from the host's API (the cluster could not be read
   -- with --require-offerings ...) keeps its meaning and exit code
   if not ok and errors.is(backends) then error(backends, 0) end
@@ -145,24 +151,43 @@ local function call_provider(e, ctx)
     if not msg:match("^[^\n]-:%d+:") then msg = e.origin .. ": " .. msg end
     errors.raise("INPUT", "provider %q: %s", e.name, msg)
   end
-  if notes ~= nil and type(notes) ~= "table" then
-    errors.raise("INPUT", "provider %q (%s): notes must be a list of strings", e.name, e.origin)
+  local function bad_notes()
+    errors.raise("INPUT", "provider %q (%s): notes must be a list of strings (or {text =, run = true})",
+                 e.name, e.origin)
   end
-  local list = {}
-  for _, n in ipairs(notes or {}) do list[#list + 1] = tostring(n) end
-  return backends, list
+  if notes ~= nil and type(notes) ~= "table" then bad_notes() end
+  local list, run = {}, {}
+  for i = 1, notes and rawlen(notes) or 0 do
+    local n = rawget(notes, i)
+    if type(n) == "table" then
+      local text = rawget(n, "text")
+      if type(text) ~= "string" then bad_notes() end
+      if rawget(n, "run") == true then run[text] = true end
+      n = text
+    elseif type(n) ~= "string" and type(n) ~= "number" then
+      bad_notes()
+    end
+    list[#list + 1] = tostring(n)
+  end
+  if type(backends) == "table" then
+    local plain = {}
+    for i = 1, rawlen(backends) do plain[i] = sandbox.unwrap(rawget(backends, i)) end
+    backends = plain
+  end
+  return backends, list, run
 end
 
 -- Runs providers for one request, adding to what earlier ones returned
--- (state = {results = {...}, merged = {...}, notes = {...}}).
+-- (state = {results = {...}, merged = {...}, notes = {...}, run_notes = {[text] = true}}).
 local function gather(reg, args, req, providers, state)
   local sandbox = require "fluence.sandbox"
   for _, e in ipairs(providers) do
     local t0 = sys.monotonic()
     local ctx = sandbox.readonly{ request = req, options = args.opts, api = reg.api, backends = state.merged }
-    local backends, pnotes = call_provider(e, ctx)
+    local backends, pnotes, prun = call_provider(e, ctx)
     state.results[#state.results + 1] = { provider = e.name, backends = backends or {} }
-    for _, n in ipairs(pnotes or {}) do state.notes[#state.notes + 1] = n end
+    for _, n in ipairs(pnotes) do state.notes[#state.notes + 1] = n end
+    for n in pairs(prun) do state.run_notes[n] = true end
     local m, err = merge.merge(state.results)
     if not m then errors.raise("INPUT", "%s", err) end
     state.merged = m
@@ -311,14 +336,16 @@ end
 -- from the nodes, and, for fits:now, what is free on them now.  Without the
 -- right to list the nodes (or pods) a note says so and fits (fits:now)
 -- falls back: no graph keeps every backend; no pods matches capacity.
-local function live_graphs(ctx, graphs, notes)
+local function live_graphs(ctx, graphs, notes, run_notes)
   local cluster = require "fluence.cluster"
   local src = ctx.reg.clusters
   src.load(true)
   local c = src.open().list[1]
   local full, why = cluster.graph(c, false)
   if not full then
-    notes[#notes + 1] = ("cannot read the cluster's nodes (%s): fits keeps every backend"):format(why)
+    local n = ("cannot read the cluster's nodes (%s): fits keeps every backend"):format(why)
+    notes[#notes + 1] = n
+    if run_notes then run_notes[n] = true end
     return nil
   end
   graphs["*"] = full
@@ -326,13 +353,15 @@ local function live_graphs(ctx, graphs, notes)
   if c.usage then now = cluster.graph(c, true)
   else
     local e = c.usage_error
-    notes[#notes + 1] = ("cannot list the pods running in the cluster (%s): fits:now matches against capacity, " ..
-                         "not what runs now"):format(e and e.message or "not read")
+    local n = ("cannot list the pods running in the cluster (%s): fits:now matches against capacity, " ..
+               "not what runs now"):format(e and e.message or "not read")
+    notes[#notes + 1] = n
+    if run_notes then run_notes[n] = true end
   end
   return { ["*"] = now }
 end
 
-local function graphs_for(ctx, backends, offered, notes)
+local function graphs_for(ctx, backends, offered, notes, run_notes)
   local match = require "fluence.match"
   ctx.graph_files = ctx.graph_files or {}
   local function load(path)
@@ -346,7 +375,7 @@ local function graphs_for(ctx, backends, offered, notes)
   local graphs, now_graphs = {}, nil
   local cluster = ctx.args.opts.graph and ctx.args.opts.graph[1] and load(ctx.args.opts.graph[1])
   if not cluster and not ctx.args.opts.offline then
-    now_graphs = live_graphs(ctx, graphs, notes)
+    now_graphs = live_graphs(ctx, graphs, notes, run_notes)
   elseif offered and offered.doc then
     if not ctx.offered_graph then
       local g, err = match.graph_from_resources(offered.doc, cluster)
@@ -368,8 +397,10 @@ end
 -- Object-independent (messages are located by the caller).
 local function decide(ctx, req, how)
   local args, reg = ctx.args, ctx.reg
-  local d = { notes = {} }
-  local state = { results = {}, merged = {}, notes = d.notes }
+  -- notes: every note, for the audit; run_notes: those about the whole run
+  -- (the cluster's offerings unknown, no credentials), said once on stderr
+  local d = { notes = {}, run_notes = {} }
+  local state = { results = {}, merged = {}, notes = d.notes, run_notes = d.run_notes }
   local providers, seen = static_providers(reg, args, req, d.notes)
   gather(reg, args, req, providers, state)
   local pl = how.policy
@@ -385,7 +416,10 @@ local function decide(ctx, req, how)
   local backends = state.merged
   d.all = backends
   local offered, why = reg.offerings()
-  if why and not args.opts.offline then d.notes[#d.notes + 1] = why end
+  if why and not args.opts.offline then
+    d.notes[#d.notes + 1] = why
+    d.run_notes[why] = true
+  end
   local dropped = {}
   local pool = narrow(backends, req, offered, dropped)
   if #pool == 0 then
@@ -395,7 +429,7 @@ local function decide(ctx, req, how)
     return d
   end
   if uses_fits(pl) then
-    local graphs, now_graphs = graphs_for(ctx, pool, offered, d.notes)
+    local graphs, now_graphs = graphs_for(ctx, pool, offered, d.notes, d.run_notes)
     req = setmetatable({ graphs = graphs, now_graphs = now_graphs }, { __index = req })
   end
   local result = pl:run(pool, req)
@@ -430,16 +464,18 @@ local function decide_many(ctx, req, how)
   local args, reg = ctx.args, ctx.reg
   local src = reg.clusters
   local cluster = require "fluence.cluster"
-  local d = { notes = {}, many = true, all = {} }
+  local d = { notes = {}, many = true, all = {}, run_notes = {} }
   local said = {}
-  local function note(n)
+  -- run: a fact about a whole cluster (said once on stderr)
+  local function note(n, run)
     if not said[n] then said[n] = true; d.notes[#d.notes + 1] = n end
+    if run then d.run_notes[n] = true end
   end
   local per = {}
   for _, c in ipairs(src.open().list) do
     src.current = c
     local notes = {}
-    local state = { results = {}, merged = {}, notes = notes }
+    local state = { results = {}, merged = {}, notes = notes, run_notes = d.run_notes }
     local providers, seen = static_providers(reg, args, req, notes)
     gather(reg, args, req, providers, state)
     for _, n in ipairs(notes) do note(n) end
@@ -463,8 +499,8 @@ local function decide_many(ctx, req, how)
     p.state.notes = notes
     gather(reg, args, req, live_providers(reg, needs, p.seen), p.state)
     local offered, why = reg.offerings()
-    if why and not args.opts.offline then notes[#notes + 1] = why end
     for _, n in ipairs(notes) do note(n) end
+    if why and not args.opts.offline then note(why, true) end
     local dr = {}
     local kept = narrow(p.state.merged, req, offered, dr)
     for n, r in pairs(dr) do dropped[n .. "@" .. p.name] = r end
@@ -496,10 +532,11 @@ local function decide_many(ctx, req, how)
           now_graphs[name] = c.usage and cluster.graph(c, true) or full
           if not c.usage then
             note(("cannot list the pods running on context %q (%s): fits:now matches against capacity, " ..
-                  "not what runs now"):format(cluster.name(c), c.usage_error and c.usage_error.message or "not read"))
+                  "not what runs now"):format(cluster.name(c), c.usage_error and c.usage_error.message or "not read"),
+                 true)
           end
         else
-          note(("cannot read the nodes of context %q (%s): fits keeps its backends"):format(cluster.name(c), why))
+          note(("cannot read the nodes of context %q (%s): fits keeps its backends"):format(cluster.name(c), why), true)
         end
       end
       -- a cluster without a graph keeps its candidates (fits has nothing to match)
@@ -581,15 +618,28 @@ local function stamp(stream, obj, rec)
   if not ok then errors.raise("INPUT", "%s", err) end
 end
 
-local function report(rec)
+-- The stderr lines of one selection.  A note about the whole run comes
+-- first, unindented, the first time it is met for this cluster (said[key]);
+-- the object's own notes follow its "selected backend" line.
+local function report(rec, said, cluster)
+  local lines, run = {}, rec.decision.run_notes
+  for _, n in ipairs(rec.notes) do
+    local key = cluster .. "\0" .. n
+    if run[n] and not said[key] then
+      said[key] = true
+      lines[#lines + 1] = ("note: %s\n"):format(n)
+    end
+  end
   local on = rec.context and (' on context "%s"'):format(rec.context) or ""
-  local lines = { ('selected backend "%s"%s for %s (policy "%s")\n'):format(rec.chosen, on, describe(rec.object),
-                                                                            rec.pipeline.text) }
+  lines[#lines + 1] = ('selected backend "%s"%s for %s (policy "%s")\n'):format(rec.chosen, on, describe(rec.object),
+                                                                              rec.pipeline.text)
   local names = {}
   for n in pairs(rec.dropped) do names[#names + 1] = n end
   table.sort(names)
   for _, n in ipairs(names) do lines[#lines + 1] = ("  dropped %s: %s\n"):format(n, rec.dropped[n]) end
-  for _, n in ipairs(rec.notes) do lines[#lines + 1] = ("  note: %s\n"):format(n) end
+  for _, n in ipairs(rec.notes) do
+    if not run[n] then lines[#lines + 1] = ("  note: %s\n"):format(n) end
+  end
   return table.concat(lines)
 end
 
@@ -607,7 +657,11 @@ function selection.run(args, how)
     streams[i] = { stream = s, name = f.name, objects = s:objects() }
   end
 
-  local ctx = { args = args, cache = {}, memo = {}, clusters = clusters_source(args) }
+  -- said: run-wide notes already on stderr, per cluster (kubeconfig and
+  -- contexts: a note about one of several clusters names its context)
+  local contexts = type(opts.context) == "table" and table.concat(opts.context, ",") or (opts.context or "")
+  local ctx = { args = args, cache = {}, memo = {}, said = {}, clusters = clusters_source(args),
+                cluster = (opts.kubeconfig or "") .. "\0" .. contexts }
   -- reading the nodes and pods costs a round trip or more: only when some
   -- policy matches against the live cluster, and then with the offerings
   if not opts.offline and not (opts.graph and opts.graph[1]) then
@@ -644,7 +698,7 @@ function selection.run(args, how)
         if rec.error and not how.explain then errors.raise(rec.error_kind or "SELECT", "%s", rec.error) end
         if rec.chosen then
           stamp(st.stream, obj, rec)
-          stderr[#stderr + 1] = report(rec)
+          stderr[#stderr + 1] = report(rec, ctx.said, ctx.cluster)
           chosen, context = rec.chosen, rec.context
         end
       end
