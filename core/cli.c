@@ -93,6 +93,7 @@ static const struct option options[] = {
 enum numkind {
     NUM_BAND,       /* N, or N% (relative to the best value, as ~N% in a policy) */
     NUM_DURATION,   /* N seconds, or a kubectl duration: 30s, 1m30s, 500ms, 1h */
+    NUM_PLAIN,      /* N only */
 };
 
 static const struct numeric {
@@ -101,7 +102,7 @@ static const struct numeric {
     const char *expected;
 } numerics[] = {
     {"cost-tol", NUM_BAND, "a number >= 0, or a percentage of the best value (like 0.05 or 5%)"},
-    {"plugin-timeout", NUM_DURATION, "a duration >= 0 (seconds, or like 5s, 500ms; 0: no limit)"},
+    {"plugin-timeout", NUM_PLAIN, "a number of seconds >= 0 (0: no limit)"},
     {"request-timeout", NUM_DURATION, "a duration >= 0 (seconds, or like 30s, 1m, 500ms)"},
 };
 

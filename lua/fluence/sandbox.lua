@@ -218,23 +218,10 @@ end
 -- DEFAULT_SECONDS.
 local seconds
 
-local UNITS = { ms = 0.001, s = 1, m = 60, h = 3600 }
-
 local function parse_seconds(text, source)
   local n = tonumber(text)
   if type(text) == "string" and text:match("^%s*[%d.]+%s*$") and n and n >= 0 and n < math.huge then
     return n
-  end
-  -- or a duration, as --request-timeout takes it: 5s, 1m30s, 500ms
-  if type(text) == "string" and text:match("^%d") then
-    local total, rest = 0, text
-    while rest ~= "" do
-      local num, unit, after = rest:match("^(%d+%.?%d*)(ms)(.*)$")
-      if not num then num, unit, after = rest:match("^(%d+%.?%d*)([hms])(.*)$") end
-      if not num then total = nil break end
-      total, rest = total + tonumber(num) * UNITS[unit], after
-    end
-    if total and total < math.huge then return total end
   end
   local errors = require "fluence.errors"
   errors.raise("USAGE", "%s: %q is not a number of seconds (a number >= 0; 0 means no limit)", source, tostring(text))
