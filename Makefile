@@ -86,6 +86,7 @@ demo: deps
 	./bin/fluence select -f examples/quickstart/job.yaml --attributes examples/quickstart/attributes.yaml --offline
 
 test: deps-test
+	@sh tools/fluxion-deps.sh
 	@$(MAKE) --no-print-directory WERROR=1 all
 	@sh spec/run
 

@@ -59,7 +59,7 @@ static const struct option options[] = {
     {"fluence-ns", 0, VALUE, 0, V_SELECTING | V_JOBSPEC, "NS", "namespace of the fluence-resources ConfigMap (default kube-system)"},
     {"force-conflicts", 0, FLAG, 0, V_APPLYING, NULL, "take ownership of fields other managers set"},
     {"force-select", 0, FLAG, 0, V_SELECTING, NULL, "replace an existing require-backend pin"},
-    {"format", 'F', VALUE, 0, V_MATCH, "FMT", "match output: simple (default), rv1 or jgf"},
+    {"format", 'F', VALUE, 0, V_MATCH, "FMT", "match output: simple (default), rv1, rv1_nosched or jgf"},
     {"graph", 0, VALUE, 1, V_SELECTING | V_MATCH | V_JOBSPEC, "FILE", "cluster resource graph (JGF) for fit checks / matching"},
     {"help", 'h', FLAG, 0, V_ALL, NULL, "show this help"},
     {"kubeconfig", 0, VALUE, 0, V_SELECTING, "FILE", "kubeconfig file (else KUBECONFIG, else ~/.kube/config)"},

@@ -95,23 +95,6 @@ static void bprintf(buf *b, const char *fmt, ...)
     b->n += (size_t)n;
 }
 
-static void bjson_str(buf *b, const char *s)
-{
-    bputs(b, "\"");
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') {
-            char e[2] = {'\\', (char)c};
-            badd(b, e, 2);
-        } else if (c < 0x20) {
-            bprintf(b, "\\u%04x", c);
-        } else {
-            badd(b, (const char *)&c, 1);
-        }
-    }
-    bputs(b, "\"");
-}
-
 /* A bump arena for edge arrays of one match. */
 typedef struct arena_blk {
     struct arena_blk *next;
@@ -452,6 +435,24 @@ static int std_sort(egroup *g, uint32_t n, bool hi)
     return 0;
 }
 
+int m_std_sort(int64_t *keys, uint32_t *idx, uint32_t n, bool descending)
+{
+    if (n < 2) return 0;
+    skey *k = malloc((size_t)n * sizeof *k);
+    if (!k) return -1;
+    for (uint32_t i = 0; i < n; i++) {
+        k[i].score = keys[i];
+        k[i].idx = idx[i];
+    }
+    sort_keys(k, k + n, descending);
+    for (uint32_t i = 0; i < n; i++) {
+        keys[i] = k[i].score;
+        idx[i] = k[i].idx;
+    }
+    free(k);
+    return 0;
+}
+
 static int choose_best_k(scoring *s, int32_t type, unsigned k, bool hi)
 {
     evals *e = sc_get(s, type);
@@ -580,6 +581,7 @@ struct matcher {
     vstate *st;
     /* policy */
     bool high, node_centric, node_exclusive, stop_on_1;
+    int format;              /* MFMT_* */
     /* state */
     int64_t counter;
     uint64_t seq;
@@ -673,13 +675,33 @@ static int parse_policy(matcher *m, const char *policy, char *err, size_t errlen
     return rc;
 }
 
-matcher *m_new(mgraph *g, const char *policy, char *err, size_t errlen)
+int m_check_policy(const char *policy, char *err, size_t errlen)
 {
+    matcher tmp;
+    memset(&tmp, 0, sizeof tmp);
+    return parse_policy(&tmp, policy, err, errlen);
+}
+
+int m_format(const char *name)
+{
+    static const char *const names[] = {"simple", "rv1", "rv1_nosched", "jgf"};
+    for (int i = 0; i < 4; i++)
+        if (name && !strcmp(name, names[i])) return i;
+    return -1;
+}
+
+matcher *m_new(mgraph *g, const char *policy, int format, char *err, size_t errlen)
+{
+    if (format < MFMT_SIMPLE || format > MFMT_JGF) {
+        snprintf(err, errlen, "unknown match format");
+        return NULL;
+    }
     matcher *m = calloc(1, sizeof *m);
     if (!m) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    m->format = format;
     if (parse_policy(m, policy, err, errlen) < 0) {
         free(m);
         return NULL;
@@ -1357,13 +1379,62 @@ out:
 /* ------------------------------------------------------------------ update */
 
 typedef struct emit {
-    buf simple;
-    uint32_t *verts;         /* emitted vertices, post-order */
-    unsigned *needs;
-    uint8_t *excl;
-    uint32_t n, cap;
-    int oom;
+    buf simple;              /* the simple format, written as we go */
+    memit e;                 /* what the other formats are written from */
 } emit;
+
+static void emit_vertex(emit *out, uint32_t u, unsigned needs, bool excl)
+{
+    memit *e = &out->e;
+    if (e->n == e->cap) {
+        uint32_t nc = e->cap ? e->cap * 2 : 64;
+        uint32_t *a = realloc(e->verts, nc * sizeof *a);
+        if (a) e->verts = a;
+        unsigned *b = realloc(e->needs, nc * sizeof *b);
+        if (b) e->needs = b;
+        uint8_t *c = realloc(e->excl, nc * sizeof *c);
+        if (c) e->excl = c;
+        if (!a || !b || !c) {
+            e->oom = 1;
+            return;
+        }
+        e->cap = nc;
+    }
+    e->verts[e->n] = u;
+    e->needs[e->n] = needs;
+    e->excl[e->n] = excl;
+    e->n++;
+}
+
+static void emit_edge(emit *out, uint32_t src, uint32_t tgt)
+{
+    memit *e = &out->e;
+    if (e->ne == e->ecap) {
+        uint32_t nc = e->ecap ? e->ecap * 2 : 64;
+        uint32_t *a = realloc(e->esrc, nc * sizeof *a);
+        if (a) e->esrc = a;
+        uint32_t *b = realloc(e->etgt, nc * sizeof *b);
+        if (b) e->etgt = b;
+        if (!a || !b) {
+            e->oom = 1;
+            return;
+        }
+        e->ecap = nc;
+    }
+    e->esrc[e->ne] = src;
+    e->etgt[e->ne] = tgt;
+    e->ne++;
+}
+
+static void emit_free(emit *out)
+{
+    free(out->simple.d);
+    free(out->e.verts);
+    free(out->e.needs);
+    free(out->e.excl);
+    free(out->e.esrc);
+    free(out->e.etgt);
+}
 
 static job *find_job(matcher *m, int64_t id)
 {
@@ -1429,6 +1500,7 @@ static int upd_dfv(matcher *m, job *j, emit *out, uint32_t u, unsigned needs, bo
         int sub = upd_dfv(m, j, out, c, cn, cx, mod, level);
         if (sub > 0) {
             n += sub;
+            if (m->format != MFMT_SIMPLE) emit_edge(out, u, c);
             if (m->stop_on_1 && m->alloc_type != AT_SAT) update_weight(m, c);
         }
     }
@@ -1437,255 +1509,17 @@ static int upd_dfv(matcher *m, job *j, emit *out, uint32_t u, unsigned needs, bo
         if (j) {
             if (excl && add_span(m, u, j->id, m->at, m->duration, needs,
                                  m->alloc_type == AT_ALLOC ? SP_ALLOC : SP_RESERVE) < 0)
-                out->oom = 1;
-            if (add_span(m, u, j->id, m->at, m->duration, 1, SP_X) < 0) out->oom = 1;
-            if (job_touch(j, u) < 0) out->oom = 1;
+                out->e.oom = 1;
+            if (add_span(m, u, j->id, m->at, m->duration, 1, SP_X) < 0) out->e.oom = 1;
+            if (job_touch(j, u) < 0) out->e.oom = 1;
         }
-        for (int i = 0; i < level; i++) bputs(&out->simple, i ? "---" : "      ---");
-        bprintf(&out->simple, "%s[%u:%s]\n", mg_str(m->g, x->name), needs, excl ? "x" : "s");
-        if (out->n == out->cap) {
-            uint32_t nc = out->cap ? out->cap * 2 : 64;
-            uint32_t *a = realloc(out->verts, nc * sizeof *a);
-            if (a) out->verts = a;
-            unsigned *b = realloc(out->needs, nc * sizeof *b);
-            if (b) out->needs = b;
-            uint8_t *c = realloc(out->excl, nc * sizeof *c);
-            if (c) out->excl = c;
-            if (!a || !b || !c) {
-                out->oom = 1;
-                level--;
-                return n;
-            }
-            out->cap = nc;
+        if (m->format == MFMT_SIMPLE) {
+            for (int i = 0; i < level; i++) bputs(&out->simple, i ? "---" : "      ---");
+            bprintf(&out->simple, "%s[%u:%s]\n", mg_str(m->g, x->name), needs, excl ? "x" : "s");
         }
-        out->verts[out->n] = u;
-        out->needs[out->n] = needs;
-        out->excl[out->n] = excl;
-        out->n++;
+        emit_vertex(out, u, needs, excl);
     }
     return n;
-}
-
-/* ------------------------------------------------------------------ writers */
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* "1-3,5" from sorted unique values */
-static void idset_encode(buf *b, const int64_t *v, size_t n)
-{
-    for (size_t i = 0; i < n;) {
-        size_t j = i;
-        while (j + 1 < n && v[j + 1] == v[j] + 1) j++;
-        if (i) bputs(b, ",");
-        if (j == i) bprintf(b, "%lld", (long long)v[i]);
-        else bprintf(b, "%lld-%lld", (long long)v[i], (long long)v[j]);
-        i = j + 1;
-    }
-}
-
-static size_t uniq_sorted(int64_t *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_i64);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!k || v[k - 1] != v[i]) v[k++] = v[i];
-    return k;
-}
-
-static void write_jgf_graph(const matcher *m, const emit *out, buf *b)
-{
-    const mgraph *g = m->g;
-    bputs(b, "{\"nodes\":[");
-    for (uint32_t i = 0; i < out->n; i++) {
-        const mg_vertex *x = &g->v[out->verts[i]];
-        if (i) bputs(b, ",");
-        bprintf(b, "{\"id\":\"%lld\",\"metadata\":{\"type\":", (long long)x->uniq_id);
-        bjson_str(b, mg_type_name(g, x->type));
-        bputs(b, ",\"basename\":");
-        bjson_str(b, mg_str(g, x->basename));
-        bputs(b, ",\"name\":");
-        bjson_str(b, mg_str(g, x->name));
-        bprintf(b, ",\"id\":%lld,\"uniq_id\":%lld,\"rank\":%lld,\"exclusive\":%s,\"unit\":", (long long)x->id,
-                (long long)x->uniq_id, (long long)x->rank, out->excl[i] ? "true" : "false");
-        bjson_str(b, mg_str(g, x->unit));
-        bprintf(b, ",\"size\":%u", out->needs[i]);
-        if (x->nprop) {
-            bputs(b, ",\"properties\":{");
-            for (uint32_t p = 0; p < x->nprop; p++) {
-                if (p) bputs(b, ",");
-                bjson_str(b, mg_str(g, g->props[2 * (x->prop0 + p)]));
-                bputs(b, ":");
-                bjson_str(b, mg_str(g, g->props[2 * (x->prop0 + p) + 1]));
-            }
-            bputs(b, "}");
-        }
-        bputs(b, ",\"paths\":{\"containment\":");
-        bjson_str(b, mg_str(g, x->path));
-        bputs(b, "}}}");
-    }
-    bputs(b, "],\"edges\":[");
-    int first = 1;
-    uint8_t *emitted = calloc(g->nv ? g->nv : 1, 1);
-    if (!emitted) {
-        b->oom = 1;
-        return;
-    }
-    for (uint32_t i = 0; i < out->n; i++) emitted[out->verts[i]] = 1;
-    for (uint32_t i = 0; i < out->n; i++) {
-        const mg_vertex *x = &g->v[out->verts[i]];
-        if (x->parent < 0 || !emitted[x->parent]) continue;
-        if (!first) bputs(b, ",");
-        first = 0;
-        bprintf(b, "{\"source\":\"%lld\",\"target\":\"%lld\",\"metadata\":{\"name\":{\"containment\":\"contains\"}}}",
-                (long long)g->v[x->parent].uniq_id, (long long)x->uniq_id);
-    }
-    free(emitted);
-    bputs(b, "]}");
-}
-
-static void write_rv1(const matcher *m, const emit *out, buf *b, int64_t at, int64_t duration)
-{
-    const mgraph *g = m->g;
-    /* per rank: cores and gpus; ranks of nodes for the nodelist */
-    int64_t *ranks = malloc((out->n + 1) * sizeof *ranks);
-    if (!ranks) {
-        b->oom = 1;
-        return;
-    }
-    size_t nr = 0;
-    for (uint32_t i = 0; i < out->n; i++) {
-        const mg_vertex *x = &g->v[out->verts[i]];
-        if (x->type == g->node_type && x->rank >= 0) ranks[nr++] = x->rank;
-    }
-    nr = uniq_sorted(ranks, nr);
-    /* children strings per rank */
-    buf *kids = calloc(nr + 1, sizeof *kids);
-    int64_t *ids = malloc((out->n + 1) * sizeof *ids);
-    if (!kids || !ids) {
-        free(ranks), free(kids), free(ids);
-        b->oom = 1;
-        return;
-    }
-    for (size_t r = 0; r < nr; r++) {
-        int32_t types[2] = {g->core_type, g->gpu_type};
-        const char *tn[2] = {"core", "gpu"};
-        int first = 1;
-        for (int t = 0; t < 2; t++) {
-            size_t k = 0;
-            for (uint32_t i = 0; i < out->n; i++) {
-                const mg_vertex *x = &g->v[out->verts[i]];
-                if (x->type != types[t] || types[t] < 0) continue;
-                /* rank of the enclosing node */
-                int32_t p = (int32_t)out->verts[i];
-                int64_t rk = -1;
-                while (p >= 0) {
-                    if (g->v[p].type == g->node_type) {
-                        rk = g->v[p].rank;
-                        break;
-                    }
-                    p = g->v[p].parent;
-                }
-                if (rk == ranks[r]) ids[k++] = x->id;
-            }
-            if (!k) continue;
-            k = uniq_sorted(ids, k);
-            bprintf(&kids[r], "%s\"%s\":\"", first ? "" : ",", tn[t]);
-            idset_encode(&kids[r], ids, k);
-            bputs(&kids[r], "\"");
-            first = 0;
-        }
-    }
-    bputs(b, "{\"version\":1,\"execution\":{\"R_lite\":[");
-    int firstent = 1;
-    for (size_t r = 0; r < nr;) {
-        /* group ranks with identical children */
-        size_t k = 0;
-        int64_t *grp = malloc((nr + 1) * sizeof *grp);
-        if (!grp) {
-            b->oom = 1;
-            break;
-        }
-        const char *ks = kids[r].d ? kids[r].d : "";
-        bool *used = NULL;
-        (void)used;
-        size_t s = r;
-        while (s < nr && !strcmp(kids[s].d ? kids[s].d : "", ks)) grp[k++] = ranks[s++];
-        if (!firstent) bputs(b, ",");
-        firstent = 0;
-        bputs(b, "{\"rank\":\"");
-        idset_encode(b, grp, k);
-        bprintf(b, "\",\"children\":{%s}}", ks);
-        free(grp);
-        r = s;
-    }
-    bputs(b, "],\"nodelist\":[");
-    /* hostlist: runs of prefix + number compress to prefix[a-b,c] */
-    const char **names = calloc(nr + 1, sizeof *names);
-    if (!names) {
-        b->oom = 1;
-    } else {
-        for (size_t r = 0; r < nr; r++) {
-            names[r] = "";
-            for (uint32_t i = 0; i < out->n; i++) {
-                const mg_vertex *x = &g->v[out->verts[i]];
-                if (x->type == g->node_type && x->rank == ranks[r]) {
-                    names[r] = mg_str(g, x->name);
-                    break;
-                }
-            }
-        }
-        int firstname = 1;
-        for (size_t r = 0; r < nr;) {
-            const char *nm = names[r];
-            size_t len = strlen(nm), k = len;
-            while (k > 0 && nm[k - 1] >= '0' && nm[k - 1] <= '9') k--;
-            size_t s2 = r + 1;
-            if (k < len && !(nm[k] == '0' && len - k > 1)) {
-                while (s2 < nr) {
-                    const char *o = names[s2];
-                    size_t ol = strlen(o), ok = ol;
-                    while (ok > 0 && o[ok - 1] >= '0' && o[ok - 1] <= '9') ok--;
-                    if (ok != k || ok == ol || strncmp(o, nm, k) || (o[ok] == '0' && ol - ok > 1)) break;
-                    s2++;
-                }
-            }
-            if (!firstname) bputs(b, ",");
-            firstname = 0;
-            if (s2 - r == 1) {
-                bjson_str(b, nm);
-            } else {
-                int64_t *nums = malloc((s2 - r) * sizeof *nums);
-                if (!nums) {
-                    b->oom = 1;
-                    break;
-                }
-                for (size_t i = r; i < s2; i++) nums[i - r] = strtoll(names[i] + k, NULL, 10);
-                size_t nn = uniq_sorted(nums, s2 - r);
-                buf hl = {0};
-                badd(&hl, nm, k);
-                bputs(&hl, "[");
-                idset_encode(&hl, nums, nn);
-                bputs(&hl, "]");
-                bjson_str(b, hl.d ? hl.d : "");
-                free(hl.d);
-                free(nums);
-            }
-            r = s2;
-        }
-        free(names);
-    }
-    bprintf(b, "],\"starttime\":%lld,\"expiration\":%lld},\"scheduling\":{\"graph\":", (long long)at,
-            (long long)(at + duration));
-    write_jgf_graph(m, out, b);
-    bputs(b, "}}\n");
-    for (size_t r = 0; r < nr; r++) free(kids[r].d);
-    free(kids);
-    free(ids);
-    free(ranks);
 }
 
 /* --------------------------------------------------------------------- run */
@@ -1768,7 +1602,8 @@ static int request_feasible(matcher *m, int op, const cres *R, int nR)
 
 static int cmp_times(const void *a, const void *b)
 {
-    return cmp_i64(a, b);
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
 }
 
 static void info_block(buf *b, const mresult *r, int op)
@@ -1797,12 +1632,22 @@ static void info_block(buf *b, const mresult *r, int op)
 
 void m_result_free(mresult *r)
 {
-    free(r->simple);
+    free(r->R);
     free(r->info);
-    r->info = NULL;
-    free(r->rv1);
-    free(r->jgf);
-    r->simple = r->rv1 = r->jgf = NULL;
+    free(r->text);
+    r->R = r->info = r->text = NULL;
+}
+
+/* R, the INFO block and their concatenation; R may be NULL (nothing) */
+static void set_texts(mresult *r, int op, const char *R, size_t rlen)
+{
+    buf info = {0}, text = {0};
+    info_block(&info, r, op);
+    if (R) badd(&text, R, rlen);
+    badd(&text, info.d ? info.d : "", info.n);
+    r->R = R ? strndup(R, rlen) : strdup("");
+    r->info = info.d;
+    r->text = text.d;
 }
 
 static int sat_check(matcher *m, const cres *R, int nR, bool x)
@@ -1824,13 +1669,10 @@ void m_run(matcher *m, int op, const mjobspec *js, mresult *r)
     r->jobid = m->counter;
     r->satisfiable = true;
     m->errmsg[0] = 0;
-    buf text = {0};
     if (!js) {
         /* a jobspec that fails to parse: a failed match, the id is not used */
         r->satisfiable = op != MOP_SATISFIABILITY;
-        info_block(&text, r, op);
-        r->simple = text.d;
-        r->info = text.d ? strdup(text.d) : NULL;
+        set_texts(r, op, NULL, 0);
         return;
     }
     cres *R = NULL;
@@ -1840,6 +1682,7 @@ void m_run(matcher *m, int op, const mjobspec *js, mresult *r)
     m->slot_type = mg_type_id(m->g, "slot", true);
     if (compile(m, js->res, js->nres, &R) < 0) {
         snprintf(r->err, sizeof r->err, "out of memory");
+        set_texts(r, op, NULL, 0);
         cres_free(R, js->nres);
         free(R);
         return;
@@ -1911,11 +1754,7 @@ void m_run(matcher *m, int op, const mjobspec *js, mresult *r)
          * failed match with the current id, which it does not use up */
         snprintf(r->err, sizeof r->err, "%s", m->errmsg);
         r->satisfiable = op != MOP_SATISFIABILITY;
-        buf t = {0}, inf = {0};
-        info_block(&t, r, op);
-        info_block(&inf, r, op);
-        r->simple = t.d;
-        r->info = inf.d;
+        set_texts(r, op, NULL, 0);
         cres_free(R, nR);
         free(R);
         arena_free(&m->arena);
@@ -1941,7 +1780,7 @@ void m_run(matcher *m, int op, const mjobspec *js, mresult *r)
             j->duration = m->duration;
             j->state = m->at == 0 ? 0 : 1;
             upd_dfv(m, j, &out, root, m->root_needs, m->root_excl, false, 0);
-            r->matched = out.n > 0;
+            r->matched = out.e.n > 0;
             r->reserved = m->at != 0;
             r->at = m->at;
         }
@@ -1950,25 +1789,16 @@ void m_run(matcher *m, int op, const mjobspec *js, mresult *r)
         r->counted = true;
         m->counter++;
     }
-    buf simple = {0}, info = {0};
-    if (r->matched) badd(&simple, out.simple.d ? out.simple.d : "", out.simple.n);
-    info_block(&simple, r, op);
-    info_block(&info, r, op);
-    r->simple = simple.d;
-    r->info = info.d;
-    if (r->matched) {
-        buf rv = {0}, jg = {0};
-        write_rv1(m, &out, &rv, m->at, m->duration);
-        r->rv1 = rv.d;
-        bputs(&jg, "{\"graph\":");
-        write_jgf_graph(m, &out, &jg);
-        bputs(&jg, "}\n");
-        r->jgf = jg.d;
+    if (!r->matched || m->format == MFMT_SIMPLE) {
+        set_texts(r, op, r->matched ? (out.simple.d ? out.simple.d : "") : NULL, out.simple.n);
+    } else {
+        char *doc = out.e.oom ? NULL : mw_write(m->g, &out.e, m->format, m->at, m->at + m->duration);
+        if (!doc) snprintf(r->err, sizeof r->err, "match writer emit: %s", strerror(out.e.oom ? ENOMEM : errno));
+        set_texts(r, op, doc, doc ? strlen(doc) : 0);
+        free(doc);
     }
-    free(out.simple.d);
-    free(out.verts);
-    free(out.needs);
-    free(out.excl);
+    if (out.simple.oom || out.e.oom) snprintf(r->err, sizeof r->err, "out of memory");
+    emit_free(&out);
     cres_free(R, nR);
     free(R);
     arena_free(&m->arena);
@@ -1991,6 +1821,19 @@ int m_cancel(matcher *m, int64_t jobid)
     j->verts = NULL;
     j->nverts = j->cap = 0;
     return 0;
+}
+
+void m_rewind(matcher *m, int64_t jobid)
+{
+    for (size_t i = 0; i < m->njobs; i++)
+        if (m->jobs[i].id >= jobid) m_cancel(m, m->jobs[i].id);
+    /* forget them: a rewound id is used again */
+    size_t k = 0;
+    for (size_t i = 0; i < m->njobs; i++)
+        if (m->jobs[i].id < jobid) m->jobs[k++] = m->jobs[i];
+        else free(m->jobs[i].verts);
+    m->njobs = k;
+    if (jobid < m->counter) m->counter = jobid;
 }
 
 int m_info(const matcher *m, int64_t jobid, const char **state, int64_t *at, bool *reserved)

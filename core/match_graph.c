@@ -704,8 +704,12 @@ static int parse_node(loadctx *c)
                             if (jstring(s) < 0) rc = -1;
                             else rc = add_prop(g, &g->v[vi], key, kn, s->buf, s->blen);
                         } else {
-                            if (skip_value(s, 0) < 0) rc = -1;
-                            else rc = add_prop(g, &g->v[vi], key, kn, "", 0);
+                            /* Fluxion aborts on such a value (std::logic_error) */
+                            char m[160];
+                            snprintf(m, sizeof m, "metadata.properties.%.100s must be a string", key);
+                            free(key);
+                            sfail(s, m);
+                            return -1;
                         }
                         free(key);
                         if (rc < 0) {
@@ -734,6 +738,19 @@ static int parse_node(loadctx *c)
     if (!have_meta || !have_type) {
         char m[160];
         snprintf(m, sizeof m, "node %s: metadata.type is required", g->str + x->jgf_id);
+        sfail(s, m);
+        return -1;
+    }
+    if (!*(g->str + x->path)) {
+        /* Fluxion refuses such a node ("malformed metadata"), so do we */
+        char m[200];
+        snprintf(m, sizeof m, "node %s: metadata.paths.containment is required", g->str + x->jgf_id);
+        sfail(s, m);
+        return -1;
+    }
+    if (size < -1) {
+        char m[200];
+        snprintf(m, sizeof m, "node %s: metadata.size must not be negative", g->str + x->jgf_id);
         sfail(s, m);
         return -1;
     }
@@ -860,8 +877,44 @@ static bool is_child_path(const mgraph *g, uint32_t src, uint32_t tgt)
     return strchr(pt + n + 1, '/') == NULL;
 }
 
+/* Fluxion keeps a vertex's out-edges in a map keyed by the target's uniq_id:
+ * a second containment edge from one vertex to the same uniq_id (the same
+ * edge twice, or two children sharing a uniq_id) fails to load there. */
+static int check_outedges(const mgraph *g, const jedge *edges, size_t nedges, char *err, size_t errlen)
+{
+    size_t cap = 16;
+    while (cap < nedges * 2) cap *= 2;
+    uint32_t *slot = malloc(cap * sizeof *slot);
+    if (!slot) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    memset(slot, 0xff, cap * sizeof *slot);
+    int rc = 0;
+    for (size_t i = 0; i < nedges && rc == 0; i++) {
+        uint32_t a = edges[i].src;
+        int64_t u = g->v[edges[i].tgt].uniq_id;
+        uint64_t h = ((uint64_t)a * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)u * 0xC2B2AE3D27D4EB4FULL);
+        size_t j = (size_t)(h ^ (h >> 29)) & (cap - 1);
+        while (slot[j] != (uint32_t)-1) {
+            const jedge *o = &edges[slot[j]];
+            if (o->src == a && g->v[o->tgt].uniq_id == u) {
+                snprintf(err, errlen, "error inserting an edge to outedge metadata map: %s -> %s",
+                         g->str + g->v[a].name, g->str + g->v[edges[i].tgt].name);
+                rc = -1;
+                break;
+            }
+            j = (j + 1) & (cap - 1);
+        }
+        slot[j] = (uint32_t)i;
+    }
+    free(slot);
+    return rc;
+}
+
 static int link_edges(mgraph *g, jedge *edges, size_t nedges, char *err, size_t errlen)
 {
+    if (check_outedges(g, edges, nedges, err, errlen) < 0) return -1;
     uint32_t *cnt = calloc((size_t)g->nv + 1, sizeof *cnt);
     if (!cnt) {
         snprintf(err, errlen, "out of memory");

@@ -13,7 +13,7 @@
 --                      JGF, or a backend's `graph:` entry); "*" serves any backend
 --   request.matchers = { [backend name] = <fluence.match matcher> }   (optional)
 --                      matchers holding the current allocations, used by fits:now
---                      (their state is restored after the check)
+--                      (the check is rewound: its jobs cancelled, their ids unused)
 --   request.match_policy = "first" | "lonode" | ...                    (optional)
 -- Without request.graphs the stage keeps every backend (nothing to check).
 -- The jobspecs are those of fluence.jobspecs (repeated here: plugins cannot
@@ -91,7 +91,10 @@ local function check(graph, matcher, specs, now, policy)
     m, err = graph:matcher { policy = policy }
     if not m then return false, "cannot match: " .. tostring(err) end
   end
-  local taken, ok, why = {}, true, nil
+  -- a trial: every job id and allocation it takes is rewound afterwards,
+  -- failed matches included (resource-query counts an id for those too)
+  local mark = matcher and matcher:next_jobid()
+  local ok, why = true, nil
   for _, js in ipairs(specs) do
     local r = m:run(now and "allocate" or "satisfiability", js.text, js.what)
     if now and not r.ok and not r.error then
@@ -110,13 +113,12 @@ local function check(graph, matcher, specs, now, policy)
                             or ("%s can never fit"):format(js.what == "compute" and "the group" or js.what)
         break
       end
-      taken[#taken + 1] = r.jobid
     elseif not r.satisfiable then
       ok, why = false, ("%s can never fit"):format(js.what == "compute" and "the group" or js.what)
       break
     end
   end
-  if matcher then for _, id in ipairs(taken) do matcher:cancel(id) end end
+  if matcher then matcher:rewind(mark) end
   return ok, why
 end
 
