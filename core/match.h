@@ -163,8 +163,11 @@ typedef struct memit {
 } memit;
 
 /* The rv1 / rv1_nosched / jgf text of an emission (malloc'd, "" when the
- * format has nothing to say, NULL on error with errno set). */
-char *mw_write(const mgraph *g, const memit *e, int format, int64_t starttime, int64_t expiration);
+ * format has nothing to say, NULL on error with errno set).  pending: what
+ * earlier rv1 emissions without R_lite left in Fluxion's writer (they open
+ * the next rv1 graph), kept by the caller across matches. */
+char *mw_write(const mgraph *g, const memit *e, int format, int64_t starttime, int64_t expiration, memit *pending);
+void mw_pending_free(memit *pending);
 /* The whole graph as a JGF document (compact), e.g. to hand it to Fluxion. */
 char *mw_graph_jgf(const mgraph *g);
 /* libstdc++'s std::sort of (key, index) pairs compared by key alone, so that

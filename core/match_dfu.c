@@ -36,6 +36,9 @@
 #define ROOT_EDGE UINT32_MAX
 
 enum { AT_ALLOC, AT_RESERVE, AT_SAT };
+/* scoring: vertex ids (first, high, low, ...), ids with contiguous runs
+ * chosen first at the root (locality), the perf_class property (variation) */
+enum { POL_ID, POL_LOCALITY, POL_VARIATION };
 enum { SP_ALLOC, SP_RESERVE, SP_X };
 
 /* --------------------------------------------------------------- helpers */
@@ -411,7 +414,8 @@ static void sort_keys(skey *first, skey *last, bool hi)
 
 #undef LESS
 
-static int std_sort(egroup *g, uint32_t n, bool hi)
+/* keys: the sort key of each candidate (NULL: its score) */
+static int std_sort(egroup *g, const int64_t *sortkey, uint32_t n, bool hi)
 {
     if (n < 2) return 0;
     skey stack_keys[64];
@@ -424,7 +428,7 @@ static int std_sort(egroup *g, uint32_t n, bool hi)
         return -1;
     }
     for (uint32_t i = 0; i < n; i++) {
-        keys[i].score = g[i].score;
+        keys[i].score = sortkey ? sortkey[i] : g[i].score;
         keys[i].idx = i;
     }
     sort_keys(keys, keys + n, hi);
@@ -453,11 +457,50 @@ int m_std_sort(int64_t *keys, uint32_t *idx, uint32_t n, bool descending)
     return 0;
 }
 
-static int choose_best_k(scoring *s, int32_t type, unsigned k, bool hi)
+static int cmp_score(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The locality policy's order (Fluxion's fold::interval_greater): the
+ * scores fall into runs of consecutive integers (a boost::icl interval
+ * set); a candidate ranks by the lower end of its run, higher runs first,
+ * candidates of one run being equal. */
+static int64_t *interval_keys(const egroup *g, uint32_t n)
+{
+    int64_t *sorted = malloc((size_t)n * sizeof *sorted), *keys = malloc((size_t)n * sizeof *keys);
+    if (!sorted || !keys) {
+        free(sorted);
+        free(keys);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < n; i++) sorted[i] = g[i].score;
+    qsort(sorted, n, sizeof *sorted, cmp_score);
+    for (uint32_t i = 0; i < n; i++) {
+        /* the run holding g[i].score: walk down from its position */
+        uint32_t lo = 0, hi = n;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (sorted[mid] < g[i].score) lo = mid + 1;
+            else hi = mid;
+        }
+        while (lo > 0 && (sorted[lo - 1] == sorted[lo] || sorted[lo - 1] == sorted[lo] - 1)) lo--;
+        keys[i] = sorted[lo];
+    }
+    free(sorted);
+    return keys;
+}
+
+static int choose_best_k_by(scoring *s, int32_t type, unsigned k, bool hi, bool intervals)
 {
     evals *e = sc_get(s, type);
     if (!e || k == 0 || k > e->qual) return -1;
-    if (std_sort(e->g, e->n, hi) < 0) return -1;
+    int64_t *keys = NULL;
+    if (intervals && e->n > 1 && !(keys = interval_keys(e->g, e->n))) return -1;
+    int rc = std_sort(e->g, keys, e->n, hi);
+    free(keys);
+    if (rc < 0) return -1;
     unsigned i = 0;
     long tbs = (long)k;
     while (tbs > 0 && i < e->n) {
@@ -469,6 +512,11 @@ static int choose_best_k(scoring *s, int32_t type, unsigned k, bool hi)
     e->best_i = i;
     s->hier = true;
     return 0;
+}
+
+static int choose_best_k(scoring *s, int32_t type, unsigned k, bool hi)
+{
+    return choose_best_k_by(s, type, k, hi, false);
 }
 
 static egroup *iter_next(scoring *s, int32_t type)
@@ -581,8 +629,13 @@ struct matcher {
     vstate *st;
     /* policy */
     bool high, node_centric, node_exclusive, stop_on_1;
+    int kind;                /* POL_ID, POL_LOCALITY, POL_VARIATION */
     int format;              /* MFMT_* */
     /* state */
+    bool writer_broken;      /* rv1: Fluxion's writer failed once, and keeps failing */
+    memit pending;           /* rv1: vertices Fluxion's jgf writer still holds */
+    uint8_t *known;          /* per type id at creation: some vertex has that type */
+    int nknown;
     int64_t counter;
     uint64_t seq;
     job *jobs;
@@ -620,9 +673,15 @@ static int parse_policy(matcher *m, const char *policy, char *err, size_t errlen
     const char *spec = policy && *policy ? policy : "first";
     for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
         if (!strcmp(spec, named[i].name)) spec = named[i].spec;
-    if (!strcmp(spec, "locality") || !strcmp(spec, "variation")) {
-        snprintf(err, errlen, "match policy %s is not supported by the built-in matcher", spec);
-        return -1;
+    if (!strcmp(spec, "locality")) {
+        m->high = true;
+        m->kind = POL_LOCALITY;
+        return 0;
+    }
+    if (!strcmp(spec, "variation")) {
+        m->high = false;
+        m->kind = POL_VARIATION;
+        return 0;
     }
     char *copy = strdup(spec);
     if (!copy) {
@@ -714,6 +773,15 @@ matcher *m_new(mgraph *g, const char *policy, int format, char *err, size_t errl
         return NULL;
     }
     for (uint32_t v = 0; v < g->nv; v++) m->st[v].weight = UINT64_MAX; /* untouched edges first */
+    m->nknown = g->ntypes;
+    m->known = calloc((size_t)g->ntypes + 1, 1);
+    if (!m->known) {
+        free(m->st);
+        free(m);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    for (uint32_t v = 0; v < g->nv; v++) m->known[g->v[v].type] = 1;
     m->counter = 1;
     return m;
 }
@@ -726,6 +794,8 @@ void m_free(matcher *m)
     for (size_t i = 0; i < m->njobs; i++) free(m->jobs[i].verts);
     free(m->jobs);
     free(m->xtypes);
+    free(m->known);
+    mw_pending_free(&m->pending);
     arena_free(&m->arena);
     free(m);
 }
@@ -1248,6 +1318,30 @@ done:
     return qual ? 0 : -1;
 }
 
+/* std::stoi of the perf_class property, 9999 when absent, not a number or
+ * outside 0..9999 (var_aware_t) */
+static int64_t perf_class(const matcher *m, uint32_t u)
+{
+    const mg_vertex *x = &m->g->v[u];
+    for (uint32_t p = 0; p < x->nprop; p++) {
+        if (strcmp(mg_str(m->g, m->g->props[2 * (x->prop0 + p)]), "perf_class")) continue;
+        const char *v = mg_str(m->g, m->g->props[2 * (x->prop0 + p) + 1]);
+        char *end;
+        errno = 0;
+        long n = strtol(v, &end, 10);
+        if (end == v || errno == ERANGE || n < INT_MIN || n > INT_MAX || n < 0 || n > 9999) return 9999;
+        return n;
+    }
+    return 9999;
+}
+
+/* A matched vertex's score above MATCH_MET */
+static int64_t vertex_score(const matcher *m, uint32_t u)
+{
+    if (m->kind == POL_VARIATION) return perf_class(m, u);
+    return m->ml_scores + m->g->v[u].id + 1;
+}
+
 static int finish_vtx(matcher *m, uint32_t u, const cres *R, int nR, scoring *dfu)
 {
     const mg_vertex *x = &m->g->v[u];
@@ -1266,7 +1360,7 @@ static int finish_vtx(matcher *m, uint32_t u, const cres *R, int nR, scoring *df
         }
     }
     if (m->node_centric && x->type == m->g->node_type) m->ml_scores -= m->last_factor;
-    dfu->overall = score == MATCH_MET ? score + m->ml_scores + x->id + 1 : score;
+    dfu->overall = score == MATCH_MET ? score + vertex_score(m, u) : score;
     return score == MATCH_MET ? 0 : -1;
 }
 
@@ -1294,7 +1388,7 @@ static int dom_dfv(matcher *m, const cres *R, int nR, uint32_t u, bool pristine,
         if (lavail == 0) return -1;
         *excl = x_in;
         to_parent->avail = (unsigned)lavail;
-        to_parent->overall = m->ml_scores + x->id + 1;
+        to_parent->overall = vertex_score(m, u);
         return 0;
     }
     if (m->node_centric && x->type == m->g->node_type) {
@@ -1352,7 +1446,7 @@ static int select_at(matcher *m, const cres *R, int nR, bool excl)
                 score = MATCH_UNMET;
                 break;
             }
-            choose_best_k(&dfu, R[i].type, count, m->high);
+            choose_best_k_by(&dfu, R[i].type, count, m->high, m->kind == POL_LOCALITY);
         }
         dfu.overall = score;
         m->ml_scores = 0;
@@ -1663,6 +1757,25 @@ static int sat_check(matcher *m, const cres *R, int nR, bool x)
     return rc;
 }
 
+/* Fluxion only takes resource types it has interned: a few built in, and
+ * those of the graph.  NULL when every type is known, else the first other. */
+static const char *unknown_type(const matcher *m, const mj_res *res, int n)
+{
+    static const char *const builtin[] = {"cluster", "rack", "node", "socket", "slot", "core", "gpu", "ssd"};
+    for (int i = 0; i < n; i++) {
+        bool ok = false;
+        for (size_t b = 0; b < sizeof builtin / sizeof builtin[0] && !ok; b++) ok = !strcmp(res[i].type, builtin[b]);
+        if (!ok) {
+            int32_t t = mg_type_id(m->g, res[i].type, false);
+            ok = t >= 0 && t < m->nknown && m->known[t];
+        }
+        if (!ok) return res[i].type;
+        const char *w = unknown_type(m, res[i].with, res[i].nwith);
+        if (w) return w;
+    }
+    return NULL;
+}
+
 void m_run(matcher *m, int op, const mjobspec *js, mresult *r)
 {
     memset(r, 0, sizeof *r);
@@ -1671,7 +1784,15 @@ void m_run(matcher *m, int op, const mjobspec *js, mresult *r)
     m->errmsg[0] = 0;
     if (!js) {
         /* a jobspec that fails to parse: a failed match, the id is not used */
-        r->satisfiable = op != MOP_SATISFIABILITY;
+        r->satisfiable = true; /* resource-query: errno EINVAL, never "Unsatisfiable" */
+        set_texts(r, op, NULL, 0);
+        return;
+    }
+    const char *unknown = unknown_type(m, js->res, js->nres);
+    if (unknown) {
+        /* a jobspec error: a failed match that uses no id, as a parse error */
+        snprintf(r->err, sizeof r->err, "resource type %.64s is not in the graph "
+                 "(Fluxion: Value of \"type\" must be a resource type known to fluxion)", unknown);
         set_texts(r, op, NULL, 0);
         return;
     }
@@ -1718,7 +1839,7 @@ void m_run(matcher *m, int op, const mjobspec *js, mresult *r)
         } else {
             rc = select_at(m, R, nR, x);
         }
-        if (feas >= 0 && rc != 0 && !m->errmsg[0]) {
+        if (feas >= 0 && rc != 0) {
             if (op == MOP_ALLOCATE_W_SAT) {
                 sat = sat_check(m, R, nR, x) == 0;
             } else if (op == MOP_ALLOCATE_ORELSE_RESERVE) {
@@ -1734,11 +1855,10 @@ void m_run(matcher *m, int op, const mjobspec *js, mresult *r)
                         if (times[i] < 1 || (i && times[i] == times[i - 1])) continue;
                         m->at = times[i];
                         rc = select_at(m, R, nR, x);
-                        if (m->errmsg[0]) break;
                     }
                     free(times);
                 }
-                if (rc != 0 && !m->errmsg[0]) {
+                if (rc != 0) {
                     m->at = 0;
                     sat = sat_check(m, R, nR, x) == 0;
                 }
@@ -1749,17 +1869,10 @@ void m_run(matcher *m, int op, const mjobspec *js, mresult *r)
             else if (m->at + m->duration > GRAPH_END) m->duration = GRAPH_END - m->at;
         }
     }
-    if (m->errmsg[0]) {
-        /* a traverser error: resource-query prints it on stderr and a
-         * failed match with the current id, which it does not use up */
-        snprintf(r->err, sizeof r->err, "%s", m->errmsg);
-        r->satisfiable = op != MOP_SATISFIABILITY;
-        set_texts(r, op, NULL, 0);
-        cres_free(R, nR);
-        free(R);
-        arena_free(&m->arena);
-        return;
-    }
+    /* a traverser error (a jobspec the traversal cannot take, e.g. two
+     * siblings of one type) only fails the vertices where it is found:
+     * resource-query prints it on stderr and reports the match as usual */
+    if (m->errmsg[0]) snprintf(r->err, sizeof r->err, "%s", m->errmsg);
     r->satisfiable = sat;
     emit out;
     memset(&out, 0, sizeof out);
@@ -1783,17 +1896,68 @@ void m_run(matcher *m, int op, const mjobspec *js, mresult *r)
             r->matched = out.e.n > 0;
             r->reserved = m->at != 0;
             r->at = m->at;
+            if (!r->matched) {
+                /* The selection succeeded but its marks lead nowhere (a slot
+                 * that matched below a level the request names, e.g.
+                 * node > slot > core on node > socket > core).  Fluxion's
+                 * update fails there without setting errno: resource-query
+                 * prints "traverser: " and the errno left by earlier calls
+                 * (ENOTTY; ENOENT after a search for a reservation time,
+                 * which reads as unsatisfiable) and uses no id. */
+                free(j->verts);
+                m->njobs--;
+                bool searched = op == MOP_ALLOCATE_ORELSE_RESERVE && m->at != 0;
+                snprintf(r->err, sizeof r->err, "traverser: %s", strerror(searched ? ENOENT : ENOTTY));
+                r->satisfiable = !searched;
+                r->reserved = false;
+                r->at = 0;
+                set_texts(r, op, NULL, 0);
+                emit_free(&out);
+                cres_free(R, nR);
+                free(R);
+                arena_free(&m->arena);
+                return;
+            }
         }
     }
     if (op != MOP_SATISFIABILITY) {
         r->counted = true;
         m->counter++;
     }
+    if (m->writer_broken) {
+        /* Once Fluxion's rlite writer has failed (a node of negative rank),
+         * what it gathered stays and every later write fails too: each
+         * command still matches (allocations stay, under the same id), then
+         * reports the writer error - an allocation as a failed match that
+         * uses no id, satisfiability as satisfiable. */
+        snprintf(r->err, sizeof r->err, "match writer emit: %s", strerror(EINVAL));
+        if (r->counted) m->counter--;
+        r->matched = r->reserved = r->counted = false;
+        r->at = 0;
+        r->satisfiable = true;
+        set_texts(r, op, NULL, 0);
+        emit_free(&out);
+        cres_free(R, nR);
+        free(R);
+        arena_free(&m->arena);
+        return;
+    }
     if (!r->matched || m->format == MFMT_SIMPLE) {
         set_texts(r, op, r->matched ? (out.simple.d ? out.simple.d : "") : NULL, out.simple.n);
     } else {
-        char *doc = out.e.oom ? NULL : mw_write(m->g, &out.e, m->format, m->at, m->at + m->duration);
-        if (!doc) snprintf(r->err, sizeof r->err, "match writer emit: %s", strerror(out.e.oom ? ENOMEM : errno));
+        char *doc = out.e.oom ? NULL : mw_write(m->g, &out.e, m->format, m->at, m->at + m->duration, &m->pending);
+        if (!doc) {
+            /* as resource-query: the match is reported failed and its id
+             * is not used (the allocation it made stays) */
+            int e = out.e.oom ? ENOMEM : errno;
+            snprintf(r->err, sizeof r->err, "match writer emit: %s", strerror(e));
+            if (e == EINVAL) m->writer_broken = true;
+            r->matched = r->reserved = false;
+            r->at = 0;
+            r->counted = false;
+            m->counter--;
+            r->satisfiable = e != ENOENT;
+        }
         set_texts(r, op, doc, doc ? strlen(doc) : 0);
         free(doc);
     }

@@ -7,10 +7,11 @@
  *   - match operations are match_op_t values: 1 allocate, 2 allocate with
  *     satisfiability, 3 allocate orelse reserve, 4 satisfiability;
  *   - a match returns 0 when it allocated / reserved (satisfiability: when
- *     satisfiable), -1 otherwise: with an empty error message it is a failed
- *     match (errno ENODEV: never; else not now) that uses up its job id, as
- *     resource-query prints it; with a message it is an error (a jobspec
- *     that does not parse, a traverser error) that uses no id;
+ *     satisfiable), -1 otherwise: with errno EBUSY (not now) or ENODEV
+ *     (never) it is a failed match that uses up its job id, as resource-query
+ *     prints it (a traverser message may come with it); with any other errno
+ *     it is an error (a jobspec that does not parse, a writer or update
+ *     failure) that uses none (ENOENT still reads as unsatisfiable);
  *   - errno is meaningless after a successful match;
  *   - error messages accumulate in one process-wide buffer until cleared.
  * Job ids are ours (reapi_cli_match_with_jobid), counted the way
@@ -199,12 +200,13 @@ void mr_run(mreapi *r, int op, const char *jobspec, mresult *res)
             res->reserved = at != 0;
             res->at = at;
         }
-    } else if (!res->err[0]) {
+    } else {
         res->satisfiable = e != ENODEV && e != ENOENT;
-    } else if (op == MOP_SATISFIABILITY) {
-        res->satisfiable = false;
     }
-    if (op != MOP_SATISFIABILITY && (rc == 0 || !res->err[0])) {
+    /* a failed match uses its id (errno EBUSY or ENODEV, possibly with a
+     * traverser message); a jobspec error (EINVAL) or a writer error does not */
+    bool failed_match = e == EBUSY || e == ENODEV;
+    if (op != MOP_SATISFIABILITY && (rc == 0 || failed_match)) {
         res->counted = true;
         r->next_id++;
     }

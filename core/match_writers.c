@@ -546,7 +546,53 @@ static char *dump(json_t *doc)
     return t;
 }
 
-char *mw_write(const mgraph *g, const memit *e, int format, int64_t starttime, int64_t expiration)
+/* Appends what b emitted to a (the vertices and edges alike). */
+static int memit_append(memit *a, const memit *b)
+{
+    uint32_t n = a->n + b->n, ne = a->ne + b->ne;
+    if (n > a->cap) {
+        uint32_t *v = realloc(a->verts, n * sizeof *v);
+        if (v) a->verts = v;
+        unsigned *k = realloc(a->needs, n * sizeof *k);
+        if (k) a->needs = k;
+        uint8_t *x = realloc(a->excl, n * sizeof *x);
+        if (x) a->excl = x;
+        if (!v || !k || !x) return -1;
+        a->cap = n;
+    }
+    if (ne > a->ecap) {
+        uint32_t *s = realloc(a->esrc, ne * sizeof *s);
+        if (s) a->esrc = s;
+        uint32_t *t = realloc(a->etgt, ne * sizeof *t);
+        if (t) a->etgt = t;
+        if (!s || !t) return -1;
+        a->ecap = ne;
+    }
+    if (b->n) {
+        memcpy(a->verts + a->n, b->verts, b->n * sizeof *b->verts);
+        memcpy(a->needs + a->n, b->needs, b->n * sizeof *b->needs);
+        memcpy(a->excl + a->n, b->excl, b->n * sizeof *b->excl);
+    }
+    if (b->ne) {
+        memcpy(a->esrc + a->ne, b->esrc, b->ne * sizeof *b->esrc);
+        memcpy(a->etgt + a->ne, b->etgt, b->ne * sizeof *b->etgt);
+    }
+    a->n = n;
+    a->ne = ne;
+    return 0;
+}
+
+void mw_pending_free(memit *p)
+{
+    free(p->verts);
+    free(p->needs);
+    free(p->excl);
+    free(p->esrc);
+    free(p->etgt);
+    memset(p, 0, sizeof *p);
+}
+
+char *mw_write(const mgraph *g, const memit *e, int format, int64_t starttime, int64_t expiration, memit *pending)
 {
     if (format == MFMT_JGF) {
         json_t *doc = jgf_doc(g, e);
@@ -561,12 +607,37 @@ char *mw_write(const mgraph *g, const memit *e, int format, int64_t starttime, i
         return NULL;
     }
     if (l.ng == 0) {
+        /* Fluxion's rv1 writer writes nothing then, and its jgf half keeps
+         * what it was given: those vertices open the next rv1 it writes */
         lite_free(&l);
+        if (format == MFMT_RV1 && pending && memit_append(pending, e) < 0) {
+            errno = ENOMEM;
+            return NULL;
+        }
         return strdup("");
     }
+    /* Fluxion v0.54 keeps ranks in an idset, which has no room for a
+     * negative rank: the writer fails (and, see m_run, stays failed) */
+    for (size_t i = 0; i < l.ng; i++)
+        for (size_t k = 0; k < l.gr[i].n; k++)
+            if (l.gr[i].rh[k].rank < 0) {
+                lite_free(&l);
+                errno = EINVAL;
+                return NULL;
+            }
     json_t *sched = NULL;
     if (format == MFMT_RV1) {
-        sched = jgf_doc(g, e);
+        if (pending && pending->n) {
+            if (memit_append(pending, e) < 0) {
+                lite_free(&l);
+                errno = ENOMEM;
+                return NULL;
+            }
+            sched = jgf_doc(g, pending);
+            mw_pending_free(pending);
+        } else {
+            sched = jgf_doc(g, e);
+        }
         if (!sched) {
             int err = errno;
             lite_free(&l);
