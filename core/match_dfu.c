@@ -134,7 +134,7 @@ static void arena_free(arena_blk **a)
 /* ------------------------------------------------------------ scoring api */
 
 typedef struct evedge {
-    uint32_t child;          /* edge parent(child) -> child; ROOT_EDGE for the root */
+    uint32_t edge;           /* index into mgraph.children; ROOT_EDGE for the root */
     unsigned count, needs, excl;
 } evedge;
 
@@ -610,11 +610,18 @@ typedef struct span {
 typedef struct vstate {
     span *s;
     uint32_t n, cap;
-    uint64_t seq;            /* in-edge mark */
+    uint64_t color;          /* 2 * epoch: gray (being visited), + 1: black (done) */
+} vstate;
+
+/* An edge (an index into mgraph.children: a graph that is a DAG, such as
+ * storage shared by a rack and a global unit, reaches a vertex by several
+ * edges, and the choice is made per edge, as in Fluxion). */
+typedef struct estate {
+    uint64_t seq;            /* chosen by the match of this sequence number */
     unsigned needs;
     uint8_t excl;
-    uint64_t weight;         /* in-edge weight for stop_on_1 policies */
-} vstate;
+    uint64_t weight;         /* stop_on_1 policies visit edges by decreasing weight */
+} estate;
 
 typedef struct job {
     int64_t id;
@@ -627,6 +634,9 @@ typedef struct job {
 struct matcher {
     mgraph *g;
     vstate *st;
+    estate *es;              /* per edge */
+    uint32_t *inedge;        /* per vertex: the edge from its first parent (ROOT_EDGE: none) */
+    uint64_t epoch;          /* of the colors of the current traversal */
     /* policy */
     bool high, node_centric, node_exclusive, stop_on_1;
     int kind;                /* POL_ID, POL_LOCALITY, POL_VARIATION */
@@ -772,10 +782,30 @@ matcher *m_new(mgraph *g, const char *policy, int format, char *err, size_t errl
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    for (uint32_t v = 0; v < g->nv; v++) m->st[v].weight = UINT64_MAX; /* untouched edges first */
+    uint32_t nedges = 0;
+    for (uint32_t v = 0; v < g->nv; v++) nedges += g->v[v].nchild;
+    m->es = calloc(nedges ? nedges : 1, sizeof *m->es);
+    m->inedge = malloc((g->nv ? g->nv : 1) * sizeof *m->inedge);
+    if (!m->es || !m->inedge) {
+        free(m->es);
+        free(m->inedge);
+        free(m->st);
+        free(m);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    for (uint32_t e = 0; e < nedges; e++) m->es[e].weight = UINT64_MAX; /* untouched edges first */
+    for (uint32_t v = 0; v < g->nv; v++) m->inedge[v] = ROOT_EDGE;
+    for (uint32_t v = 0; v < g->nv; v++)
+        for (uint32_t k = 0; k < g->v[v].nchild; k++) {
+            uint32_t c = g->children[g->v[v].child0 + k];
+            if (m->inedge[c] == ROOT_EDGE && g->v[c].parent == (int32_t)v) m->inedge[c] = g->v[v].child0 + k;
+        }
     m->nknown = g->ntypes;
     m->known = calloc((size_t)g->ntypes + 1, 1);
     if (!m->known) {
+        free(m->es);
+        free(m->inedge);
         free(m->st);
         free(m);
         snprintf(err, errlen, "out of memory");
@@ -791,6 +821,8 @@ void m_free(matcher *m)
     if (!m) return;
     for (uint32_t v = 0; v < m->g->nv; v++) free(m->st[v].s);
     free(m->st);
+    free(m->es);
+    free(m->inedge);
     for (size_t i = 0; i < m->njobs; i++) free(m->jobs[i].verts);
     free(m->jobs);
     free(m->xtypes);
@@ -1066,13 +1098,22 @@ sibling:
 
 static int dom_dfv(matcher *m, const cres *R, int nR, uint32_t u, bool pristine, bool *excl, scoring *to_parent);
 
-static int explore_edge(matcher *m, const cres *R, int nR, uint32_t c, bool pristine, bool *excl, scoring *dfu)
+/* Visited in this traversal (gray: on the way, black: done): Fluxion's
+ * stop_explore, which keeps a DAG's shared vertices to one visit. */
+static bool visited(const matcher *m, uint32_t c)
 {
+    return m->st[c].color >= 2 * m->epoch;
+}
+
+static int explore_edge(matcher *m, const cres *R, int nR, uint32_t eidx, bool pristine, bool *excl, scoring *dfu)
+{
+    uint32_t c = m->g->children[eidx];
+    if (visited(m, c)) return -1;
     bool x_inout = *excl;
     if (dom_dfv(m, R, nR, c, pristine, &x_inout, dfu) != 0) return -1;
     evedge *e = arena_alloc(&m->arena, sizeof *e);
     if (!e) return -1;
-    e->child = c;
+    e->edge = eidx;
     e->count = e->needs = dfu->avail;
     e->excl = x_inout;
     egroup g = {dfu->overall, dfu->avail, 0, x_inout, false, NULL, e, 1};
@@ -1097,10 +1138,10 @@ static int cmp_children_q(const void *a, const void *b)
 static int cmp_children(const void *a, const void *b, void *arg)
 {
     const matcher *m = arg;
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    uint64_t wx = m->st[x].weight, wy = m->st[y].weight;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b; /* edges */
+    uint64_t wx = m->es[x].weight, wy = m->es[y].weight;
     if (wx != wy) return wx > wy ? -1 : 1;
-    int64_t ux = m->g->v[x].uniq_id, uy = m->g->v[y].uniq_id;
+    int64_t ux = m->g->v[m->g->children[x]].uniq_id, uy = m->g->v[m->g->children[y]].uniq_id;
     if (ux != uy) return ux > uy ? -1 : 1;
     return 0;
 }
@@ -1113,7 +1154,7 @@ static int explore(matcher *m, uint32_t u, const cres *R, int nR, bool pristine,
     if (!m->stop_on_1) {
         for (uint32_t k = 0; k < x->nchild; k++) {
             cap_hint = x->nchild < 4 ? 4 : x->nchild > 1024 ? 1024 : x->nchild;
-            if (explore_edge(m, R, nR, m->g->children[x->child0 + k], pristine, excl, dfu) == 0) rc2 = 0;
+            if (explore_edge(m, R, nR, x->child0 + k, pristine, excl, dfu) == 0) rc2 = 0;
         }
         return rc2;
     }
@@ -1127,7 +1168,7 @@ static int explore(matcher *m, uint32_t u, const cres *R, int nR, bool pristine,
         free(order), free(tl), free(sat);
         return -1;
     }
-    memcpy(order, m->g->children + x->child0, (size_t)n * sizeof *order);
+    for (uint32_t k = 0; k < n; k++) order[k] = x->child0 + k;
     sort_ctx = m;
     qsort(order, n, sizeof *order, cmp_children_q);
     for (int i = 0; i < nR; i++) {
@@ -1135,8 +1176,8 @@ static int explore(matcher *m, uint32_t u, const cres *R, int nR, bool pristine,
         tl[i].per_share = eff_max(&R[i]);
     }
     for (uint32_t k = 0; k < n; k++) {
-        uint32_t c = order[k];
-        int32_t ct = m->g->v[c].type;
+        uint32_t c = order[k]; /* an edge */
+        int32_t ct = m->g->v[m->g->children[c]].type;
         bool skip = false;
         for (int i = 0; i < nR; i++)
             if (sat[i] && tl[i].type == ct) skip = true;
@@ -1168,12 +1209,12 @@ static int explore(matcher *m, uint32_t u, const cres *R, int nR, bool pristine,
     return rc2;
 }
 
-static void mark_edge(matcher *m, uint32_t child, unsigned needs, unsigned excl)
+static void mark_edge(matcher *m, uint32_t edge, unsigned needs, unsigned excl)
 {
-    if (child == ROOT_EDGE) return;
-    m->st[child].seq = m->seq;
-    m->st[child].needs = needs;
-    m->st[child].excl = (uint8_t)(excl != 0);
+    if (edge == ROOT_EDGE) return;
+    m->es[edge].seq = m->seq;
+    m->es[edge].needs = needs;
+    m->es[edge].excl = (uint8_t)(excl != 0);
 }
 
 static void enforce(matcher *m, scoring *dfu, bool unconstrained)
@@ -1186,17 +1227,18 @@ static void enforce(matcher *m, scoring *dfu, bool unconstrained)
             if (g->root) continue;
             for (uint32_t j = 0; j < g->nedges; j++) {
                 evedge *ed = &g->edges[j];
-                mark_edge(m, ed->child, ed->needs, ed->excl);
-                if (!unconstrained || ed->child == ROOT_EDGE) continue;
-                int32_t v = m->g->v[ed->child].parent;
+                mark_edge(m, ed->edge, ed->needs, ed->excl);
+                if (!unconstrained || ed->edge == ROOT_EDGE) continue;
+                int32_t v = m->g->v[m->g->children[ed->edge]].parent;
                 while (v >= 0 && m->g->v[v].parent >= 0) {
-                    if (m->st[v].seq == m->seq) break;
+                    uint32_t in = m->inedge[v];
+                    if (in != ROOT_EDGE && m->es[in].seq == m->seq) break;
                     uint32_t tgt = (uint32_t)v;
                     v = m->g->v[v].parent;
                     evals *te = sc_find(dfu, m->g->v[tgt].type);
                     bool constrained = !(te && te->best_k == 0);
                     if (constrained) continue;
-                    mark_edge(m, tgt, (unsigned)m->g->v[tgt].size, 0);
+                    mark_edge(m, m->inedge[tgt], (unsigned)m->g->v[tgt].size, 0);
                 }
             }
         }
@@ -1224,7 +1266,9 @@ static int dom_slot(matcher *m, uint32_t u, const cres *shape, int nshape, unsig
     /* dom_finish_slot: choose all of every type */
     for (int i = 0; i < ds.nt; i++) {
         int32_t t = ds.t[i].type;
-        choose_best_k(&ds, t, ds.t[i].qual, m->high);
+        /* variation's dom_finish_slot (choose_accum_all) orders with the
+         * default comparator, higher scores first */
+        choose_best_k(&ds, t, ds.t[i].qual, m->kind == POL_VARIATION ? true : m->high);
     }
     /* cnt_slot */
     qual = UINT_MAX;
@@ -1284,7 +1328,7 @@ static int dom_slot(matcher *m, uint32_t u, const cres *shape, int nshape, unsig
                     }
                     edges = p;
                 }
-                edges[ne].child = g->edges[0].child;
+                edges[ne].edge = g->edges[0].edge;
                 edges[ne].count = edges[ne].needs = g->edges[0].count;
                 edges[ne].excl = 1;
                 ne++;
@@ -1379,7 +1423,9 @@ static int dom_dfv(matcher *m, const cres *R, int nR, uint32_t u, bool pristine,
     m->preorder++;
     if (sm == SM_NONE) return -1;
     if (prune(m, x_in, u, R, nR) < 0) return -1;
+    m->st[u].color = 2 * m->epoch; /* gray: explored from here on */
     if (x->nchild == 0 && !(m->node_centric && x->type == m->g->node_type)) {
+        m->st[u].color = 2 * m->epoch + 1;
         /* a leaf: what the general path computes, without the scoring
          * machinery (nothing below to choose from) */
         for (int i = 0; i < nR; i++)
@@ -1401,6 +1447,7 @@ static int dom_dfv(matcher *m, const cres *R, int nR, uint32_t u, bool pristine,
     sc_init(&dfu);
     if (sm == SM_SLOT) dom_slot(m, u, next, nnext, nslots, pres, label, &dfu);
     else explore(m, u, next, nnext, pres, &x_inout, &dfu, 1);
+    m->st[u].color = 2 * m->epoch + 1; /* black */
     *excl = x_in;
     int64_t avail = plan_avail(m, u, m->at, m->duration);
     int rc = -1;
@@ -1419,6 +1466,7 @@ static int select_at(matcher *m, const cres *R, int nR, bool excl)
 {
     uint32_t root = (uint32_t)m->g->root;
     m->seq++;
+    m->epoch++; /* fresh colors */
     m->preorder = 0;
     m->ml_scores = 0;
     arena_free(&m->arena);
@@ -1432,7 +1480,7 @@ static int select_at(matcher *m, const cres *R, int nR, bool excl)
             rc = -1;
             goto out;
         }
-        e->child = ROOT_EDGE;
+        e->edge = ROOT_EDGE;
         e->count = e->needs = dfu.avail;
         e->excl = excl;
         egroup g = {dfu.overall, dfu.avail, 0, excl, true, NULL, e, 1};
@@ -1567,15 +1615,16 @@ static void subtree_avail(const matcher *m, uint32_t u, int32_t t, int64_t now, 
     }
 }
 
-static void update_weight(matcher *m, uint32_t c)
+static void update_weight(matcher *m, uint32_t edge)
 {
+    uint32_t c = m->g->children[edge];
     const mg_vertex *x = &m->g->v[c];
     if (x->nchild == 0) return;
     int32_t t = last_prune_type(m, x->type);
     if (t < 0) return;
     int64_t sum = 0;
     subtree_avail(m, c, t, 0, &sum);
-    m->st[c].weight = (uint64_t)(sum < 0 ? 0 : sum);
+    m->es[edge].weight = (uint64_t)(sum < 0 ? 0 : sum);
 }
 
 static int upd_dfv(matcher *m, job *j, emit *out, uint32_t u, unsigned needs, bool excl, bool shadow, int level)
@@ -1585,19 +1634,22 @@ static int upd_dfv(matcher *m, job *j, emit *out, uint32_t u, unsigned needs, bo
     excl = excl || mod;
     level++;
     int n = 0;
+    m->st[u].color = 2 * m->epoch;
     for (uint32_t k = 0; k < x->nchild; k++) {
-        uint32_t c = m->g->children[x->child0 + k];
-        vstate *cs = &m->st[c];
-        if (cs->seq != m->seq && !mod) continue;
-        bool cx = (cs->seq == m->seq && cs->excl) || mod;
-        unsigned cn = mod ? (unsigned)m->g->v[c].size : cs->needs;
+        uint32_t e = x->child0 + k, c = m->g->children[e];
+        const estate *es = &m->es[e];
+        if (visited(m, c)) continue;
+        if (es->seq != m->seq && !mod) continue;
+        bool cx = (es->seq == m->seq && es->excl) || mod;
+        unsigned cn = mod ? (unsigned)m->g->v[c].size : es->needs;
         int sub = upd_dfv(m, j, out, c, cn, cx, mod, level);
         if (sub > 0) {
             n += sub;
             if (m->format != MFMT_SIMPLE) emit_edge(out, u, c);
-            if (m->stop_on_1 && m->alloc_type != AT_SAT) update_weight(m, c);
+            if (m->stop_on_1 && m->alloc_type != AT_SAT) update_weight(m, e);
         }
     }
+    m->st[u].color = 2 * m->epoch + 1;
     if (excl) n++;
     if (n > 0) {
         if (j) {
@@ -1892,6 +1944,7 @@ void m_run(matcher *m, int op, const mjobspec *js, mresult *r)
             j->at = m->at;
             j->duration = m->duration;
             j->state = m->at == 0 ? 0 : 1;
+            m->epoch++; /* the update walk has colors of its own */
             upd_dfv(m, j, &out, root, m->root_needs, m->root_excl, false, 0);
             r->matched = out.e.n > 0;
             r->reserved = m->at != 0;

@@ -89,6 +89,11 @@ local function fluxsched_graph(r)
   end
   local nodes = {}
   local mem_size = r.pick { 1, 2, 4, 16 }
+  -- sockets on every node or on none: a jobspec naming the node and then
+  -- the cores (node > slot > core) over node > socket > core is a case
+  -- fluence does not reproduce (see docs/fluxion.md), so jobspecs follow
+  -- the graph's levels
+  local with_sockets = r.chance(0.6)
   local props = { "gpu-node", "fast", "big-mem" }
   for _, p in ipairs(parents) do
     for _ = 1, r.int(1, 3) do
@@ -98,7 +103,7 @@ local function fluxsched_graph(r)
       if r.chance(0.5) then n.props.perf_class = r.pick { "1", "2", "3", "1", "2", " 4", "x", "-2", "12345", "5b" } end
       p.kids[#p.kids + 1] = n
       nodes[#nodes + 1] = n
-      local sockets = r.int(0, 2)
+      local sockets = with_sockets and r.int(1, 2) or 0
       local holders = {}
       if sockets == 0 then holders[1] = n end
       for _ = 1, sockets do
@@ -125,7 +130,8 @@ local function fluxsched_graph(r)
   for i, n in ipairs(nodes) do
     n.rank = rank_mode == 1 and -1 or rank_mode == 4 and (#nodes - i) or (i - 1)
   end
-  return root, { props = props, types = { "cluster", "rack", "node", "socket", "core", "gpu", "memory" } }
+  return root, { props = props, sockets = with_sockets, racks = racks > 0,
+                 types = { "cluster", "rack", "node", "socket", "core", "gpu", "memory" } }
 end
 
 -- Fluence-shaped: cluster > subnet > node > core/memory(MB pools)/gpu, node
@@ -170,7 +176,7 @@ end
 
 -- JGF text: uniq ids in depth-first or breadth-first order, edges likewise,
 -- Fluence's both-direction edges or flux-sched's parent -> child ones.
-local function jgf(r, root, info)
+local function jgf(r, root, info, policy)
   local order = {}
   local bfs = r.chance(0.4)
   if bfs then
@@ -198,6 +204,12 @@ local function jgf(r, root, info)
   for i, v in ipairs(order) do v.uniq = i - 1 end
   local nodes, edges = {}, {}
   local both = info.fluence or r.chance(0.3)
+  if both and not info.fluence and not info.racks and policy and
+     (policy:find("nodex") or policy:find("node_exclusive=true")) then
+    -- Fluxion's update walk for a node-exclusive match leaves through a
+    -- reverse edge to the root and takes more nodes (docs/fluxion.md)
+    both = false
+  end
   for _, v in ipairs(order) do
     local props = {}
     local keys = {}
@@ -299,7 +311,7 @@ local function maybe_excl(r, x)
 end
 
 local function fluxsched_jobspec(r, info)
-  local shape = r.int(1, 7)
+  local shape = info.sockets and r.pick { 1, 3, 6, 1, 3, 6, 8 } or r.pick { 1, 2, 4, 5, 7 }
   local res
   if shape == 1 then
     res = { slot(r, count(r, 1, 3), leaves(r, info)) }
@@ -315,8 +327,11 @@ local function fluxsched_jobspec(r, info)
     res = { slot(r, r.int(1, 2), { maybe_excl(r, { type = "node", count = 1, with = leaves(r, info) }) }) }
   elseif shape == 6 then
     res = { slot(r, r.int(1, 2), { { type = "socket", count = r.int(1, 2), with = leaves(r, info) } }) }
-  else
+  elseif shape == 7 then
     res = { { type = "node", count = count(r, 1, 3), with = { slot(r, 1, { { type = "core", count = r.int(1, 8) } }) } } }
+  else
+    res = { { type = "node", count = r.int(1, 2), with = { { type = "socket", count = r.int(1, 2),
+              with = { slot(r, r.int(1, 2), leaves(r, info)) } } } } }
   end
   local props
   if r.chance(0.25) then
@@ -356,8 +371,13 @@ function M.generate(seed)
   local root, info
   if fluence_family then root, info = fluence_graph(r) else root, info = fluxsched_graph(r) end
   local case = { seed = seed, family = fluence_family and "fluence" or "flux-sched", files = {} }
-  case.graph = jgf(r, root, info)
   case.policy = r.pick(M.policies or M.POLICIES)
+  if info.sockets and (case.policy:find("nodex") or case.policy:find("node_exclusive=true")) then
+    -- node-exclusive policies with slots placed under a node's sockets pick
+    -- other nodes than Fluxion does (docs/fluxion.md): not compared
+    case.policy = r.pick { "high", "low", "hinode", "lonode" }
+  end
+  case.graph = jgf(r, root, info, case.policy)
   case.format = r.pick(M.FORMATS)
   local njs = r.int(1, 4)
   local names = {}
