@@ -1414,7 +1414,8 @@ static int dom_dfv(matcher *m, const cres *R, int nR, uint32_t u, bool pristine,
     bool x_in = *excl;
     for (int i = 0; i < nR; i++)
         if (R[i].type == x->type && R[i].excl == MJ_X_TRUE) x_in = true;
-    if (m->node_exclusive && x->type == m->g->node_type) x_in = true;
+    /* a node-exclusive policy takes whole nodes in the update walk (is_xtype);
+     * the selection sees only the jobspec's own exclusivity, as Fluxion */
     bool x_inout = x_in, pres = pristine;
     unsigned nslots = 0;
     int sm, nnext;

@@ -372,11 +372,6 @@ function M.generate(seed)
   if fluence_family then root, info = fluence_graph(r) else root, info = fluxsched_graph(r) end
   local case = { seed = seed, family = fluence_family and "fluence" or "flux-sched", files = {} }
   case.policy = r.pick(M.policies or M.POLICIES)
-  if info.sockets and (case.policy:find("nodex") or case.policy:find("node_exclusive=true")) then
-    -- node-exclusive policies with slots placed under a node's sockets pick
-    -- other nodes than Fluxion does (docs/fluxion.md): not compared
-    case.policy = r.pick { "high", "low", "hinode", "lonode" }
-  end
   case.graph = jgf(r, root, info, case.policy)
   case.format = r.pick(M.FORMATS)
   local njs = r.int(1, 4)
@@ -434,11 +429,14 @@ function M.materialise(case, dir)
 end
 
 -- The two command lines, run from the case's directory.
+-- opts: fluence, resource_query (paths), env (assignments for fluence, e.g.
+-- FLUENCE_FLUXION_LIB=...), wrap (e.g. valgrind ...); children never inherit
+-- a sanitizer preload.
 function M.commands(case, opts)
-  local rq = ("%s -L graph.json -f jgf -S CA -P %s -F %s -d -t expected.out < commands.in > /dev/null 2> rq.err"):format(
+  local rq = ("env -u LD_PRELOAD %s -L graph.json -f jgf -S CA -P %s -F %s -d -t expected.out < commands.in > /dev/null 2> rq.err"):format(
     q(opts.resource_query), q(case.policy), q(case.format))
-  local fl = ("%s%s match --graph graph.json --policy %s --format %s < commands.in > fluence.out 2> fluence.err"):format(
-    opts.wrap and (opts.wrap .. " ") or "", q(opts.fluence), q(case.policy), q(case.format))
+  local fl = ("env -u LD_PRELOAD %s%s%s match --graph graph.json --policy %s --format %s < commands.in > fluence.out 2> fluence.err"):format(
+    opts.env and (opts.env .. " ") or "", opts.wrap and (opts.wrap .. " ") or "", q(opts.fluence), q(case.policy), q(case.format))
   return rq, fl
 end
 
