@@ -31,16 +31,17 @@ M.SKIP = "skipped: Fluxion v0.54 not found; set FLUENCE_FLUXION_LIB=/path/librea
 -- True under `make check` (ASan / valgrind): a smaller share of the work.
 M.checking = os.getenv("FLUENCE_SANITIZE") ~= nil or os.getenv("FLUENCE_VALGRIND") ~= nil
 
--- resource-query -L GRAPH -f jgf -S CA -P POLICY -F FORMAT -t OUT < script,
--- run in dir; returns the -t text (nil + stderr when it failed).
-function M.query(dir, graph, policy, format, script)
+-- resource-query -L GRAPH -f LOADFMT -S CA -P POLICY -F FORMAT -t OUT < script,
+-- run in dir; returns the -t text (nil + stderr when it failed).  loadfmt:
+-- "jgf" (default) or "grug".
+function M.query(dir, graph, policy, format, script, loadfmt)
   local base = os.tmpname()
   local f = assert(io.open(base .. ".in", "wb"))
   f:write(script)
   if not script:find("\nquit\n?$") then f:write("\nquit\n") end
   f:close()
-  local cmd = ("cd %s && timeout 120 %s -L %s -f jgf -S CA -P %s -F %s -d -t %s <%s >/dev/null 2>%s"):format(
-    cli.quote(dir), cli.quote(M.resource_query), cli.quote(graph), cli.quote(policy), cli.quote(format),
+  local cmd = ("cd %s && env -u LD_PRELOAD timeout 120 %s -L %s -f %s -S CA -P %s -F %s -d -t %s <%s >/dev/null 2>%s"):format(
+    cli.quote(dir), cli.quote(M.resource_query), cli.quote(graph), loadfmt or "jgf", cli.quote(policy), cli.quote(format),
     cli.quote(base .. ".out"), cli.quote(base .. ".in"), cli.quote(base .. ".err"))
   local ok = os.execute(cmd)
   local out, err = cli.slurp(base .. ".out"), cli.slurp(base .. ".err")
