@@ -66,7 +66,7 @@ static const struct option options[] = {
     {"namespace", 'n', VALUE, 0, V_SELECTING, "NS", "namespace for objects that do not name one"},
     {"offline", 0, FLAG, 0, V_SELECTING, NULL, "do not contact the cluster (no offerings)"},
     {"output", 'o', VALUE, 0, V_SELECTING | V_JOBSPEC | V_POLICIES | V_PROVIDERS, "FMT", "yaml (default), json, or name (apply)"},
-    {"policy", 'P', VALUE, 0, V_MATCH, "POLICY", "match policy: first (default), high, low, lonode, hinode, ..."},
+    {"policy", 'P', VALUE, 0, V_MATCH, "POLICY", "match policy: first (default), high, low, lonode, hinode, locality, variation, ..."},
     {"policy-dir", 0, VALUE, 1, V_SELECTING | V_POLICIES | V_COMPLETION, "DIR", "extra directory of policy plugins (searched first); repeatable"},
     {"provider", 0, VALUE, 1, V_SELECTING, "NAME", "also consult this provider; repeatable"},
     {"provider-dir", 0, VALUE, 1, V_SELECTING | V_PROVIDERS | V_COMPLETION, "DIR", "extra directory of provider plugins (searched first); repeatable"},

@@ -119,7 +119,7 @@ describe("fluence completion", function()
       -- ... kubectl does not
       assert.are.same({ "--dry-run=server" }, complete_bash{ "fluence", "apply", "--dry-run=s" })
       assert.are.same({ "high", "hinode", "hinodex" }, complete_bash{ "fluence", "match", "-P", "h" })
-      assert.are.same({ "first", "firstnodex", "high", "hinode", "hinodex", "lonode", "lonodex", "low" },
+      assert.are.same({ "first", "firstnodex", "high", "hinode", "hinodex", "locality", "lonode", "lonodex", "low", "variation" },
                       complete_bash{ "fluence", "match", "--policy", "" })
       assert.are.same({ "jgf", "rv1", "rv1_nosched", "simple" }, complete_bash{ "fluence", "match", "-F", "" })
       assert.are.same({ "bash", "kubectl", "zsh" }, complete_bash{ "fluence", "completion", "" })

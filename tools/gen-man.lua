@@ -94,7 +94,10 @@ json; apply and create: name, yaml or json (the objects the server returned;
 with --dry-run=client the edited input); explain: table or json; policies and
 providers: table, json or name.]],
   policy = [[All of Fluxion's: first, high, low, lonode, hinode, lonodex, hinodex,
-firstnodex.]],
+firstnodex, locality, variation, or settings such as
+"policy=low node_centric=true node_exclusive=true".]],
+  format = [[Exactly what resource-query -F writes: simple, rv1, rv1_nosched or jgf
+(see docs/fluxion.md).]],
   ["dry-run"] = [[Selection always runs; with client nothing is sent to the cluster, with server
 the API server validates and admits the objects without persisting them
 (dryRun=All).]],

@@ -31,7 +31,7 @@ local OUTPUT = {
 }
 local VALUES = {
   ["dry-run"] = { "none", "client", "server" },
-  policy = { "first", "high", "low", "lonode", "hinode", "lonodex", "hinodex", "firstnodex" },
+  policy = { "first", "high", "low", "lonode", "hinode", "lonodex", "hinodex", "firstnodex", "locality", "variation" },
   format = { "simple", "rv1", "rv1_nosched", "jgf" },
 }
 -- How other option arguments complete.
