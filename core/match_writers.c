@@ -455,8 +455,8 @@ static int lite_gather(const mgraph *g, const memit *e, lite *l)
     free(ids[0]);
     free(ids[1]);
     if (l->oom) return -1;
-    qsort(l->gr, l->ng, sizeof *l->gr, cmp_group);
-    qsort(l->pr, l->np, sizeof *l->pr, cmp_group);
+    if (l->ng > 1) qsort(l->gr, l->ng, sizeof *l->gr, cmp_group);
+    if (l->np > 1) qsort(l->pr, l->np, sizeof *l->pr, cmp_group);
     return 0;
 }
 

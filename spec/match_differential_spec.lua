@@ -62,8 +62,10 @@ describe("fluence match and resource-query on random inputs", function()
     -- the library is Fluxion itself: this checks the dlopen backend's
     -- plumbing (ids, errors, formats), not the matching
     local n = math.max(1, CASES // 10)
-    local opts = { fluence = cli.bin, resource_query = fluxion.resource_query,
-                   env = "FLUENCE_FLUXION_LIB=" .. cli.quote(fluxion.lib) }
+    local env = {}
+    for k, v in pairs(fluxion.lib_env()) do env[#env + 1] = k .. "=" .. cli.quote(v) end
+    table.sort(env)
+    local opts = { fluence = cli.bin, resource_query = fluxion.resource_query, env = table.concat(env, " ") }
     local failed, report = run_cases(SEED, n, opts, ", FLUENCE_FLUXION_LIB")
     assert(failed == 0, ("%d of %d cases from seed %d disagree through the library:\n%s"):format(failed, n, SEED,
       table.concat(report, "\n")))

@@ -55,7 +55,7 @@ describe("FLUENCE_FLUXION_LIB with Fluxion v0.54", function()
     it("runs", function() pending(fluxion.SKIP) end)
     return
   end
-  local LIB = { FLUENCE_FLUXION_LIB = fluxion.lib }
+  local LIB = fluxion.lib_env()
   local all = cases()
 
   -- every case byte for byte; under make check (ASan, valgrind) every
@@ -63,7 +63,7 @@ describe("FLUENCE_FLUXION_LIB with Fluxion v0.54", function()
   for i, c in ipairs(all) do
     if not fluxion.checking or i % 4 == 1 then
       it(c.case .. " (" .. c.policy .. ") byte for byte", function()
-        local r = cli.run { "match", "--graph", c.graph, "--policy", c.policy, env = LIB,
+        local r = cli.run { "match", "--graph", c.graph, "--policy", c.policy, env = LIB, valgrind = fluxion.valgrind,
                             stdin = cli.slurp(CORPUS .. "/" .. c.commands), cwd = CORPUS }
         assert.are.equal(0, r.code, r.err)
         assert.are.equal(cli.slurp(CORPUS .. "/" .. c.expected), r.out)
@@ -78,7 +78,7 @@ describe("FLUENCE_FLUXION_LIB with Fluxion v0.54", function()
           local args = { "match", "--graph", c.graph, "--policy", c.policy, "-F", format,
                          stdin = cli.slurp(CORPUS .. "/" .. c.commands), cwd = CORPUS }
           local builtin = cli.run(args)
-          args.env = LIB
+          args.env, args.valgrind = LIB, fluxion.valgrind
           local lib = cli.run(args)
           assert.are.equal(0, lib.code, lib.err)
           assert.are.equal(builtin.out, lib.out, c.case .. " -F " .. format)
@@ -97,7 +97,7 @@ describe("FLUENCE_FLUXION_LIB with Fluxion v0.54", function()
     assert.matches("^error: Fluxion: reapi_cli_initialize: Runtime error: [^\n]*planner_new returned NULL[^\n]*\n$", r.out)
     local dir = cli.tmpdir()
     cli.write(dir .. "/e.json", (cli.slurp(SMALL):gsub('"size": 4', '"size": -5', 1)))
-    r = cli.run { "match", "--graph", dir .. "/e.json", stdin = "", env = LIB }
+    r = cli.run { "match", "--graph", dir .. "/e.json", stdin = "", env = LIB, valgrind = fluxion.valgrind }
     cli.cleanup()
     assert.are.equal(3, r.code)
     assert.are.equal("", r.out)
@@ -108,7 +108,7 @@ describe("FLUENCE_FLUXION_LIB with Fluxion v0.54", function()
     local dir = cli.tmpdir()
     cli.write(dir .. "/a.yaml", CORE1)
     cli.write(dir .. "/bad.yaml", "version: 1\nresources: []\ntasks: []\n")
-    local r = cli.run { "match", "--graph", SMALL, "bad.yaml", "a.yaml", cwd = dir, env = LIB }
+    local r = cli.run { "match", "--graph", SMALL, "bad.yaml", "a.yaml", cwd = dir, env = LIB, valgrind = fluxion.valgrind }
     cli.cleanup()
     assert.are.equal(0, r.code, r.err)
     assert.matches("^INFO: =============================\nINFO: No matching resources found\nINFO: JOBID=1\n" ..
@@ -117,7 +117,7 @@ describe("FLUENCE_FLUXION_LIB with Fluxion v0.54", function()
   end)
 
   it("rejects an unknown policy", function()
-    local r = cli.run { "match", "--graph", SMALL, "--policy", "bogus", stdin = "", env = LIB }
+    local r = cli.run { "match", "--graph", SMALL, "--policy", "bogus", stdin = "", env = LIB, valgrind = fluxion.valgrind }
     assert.are.equal(2, r.code)
     assert.are.equal("", r.out)
     assert.are.equal("fluence: match: invalid policy option: bogus\n", r.err)
@@ -129,9 +129,9 @@ describe("FLUENCE_FLUXION_LIB with Fluxion v0.54", function()
       local tmp = cli.tmpdir()
       local job = cli.write(tmp .. "/gang.yaml", (cli.slurp(dir .. "/gang.yaml"):gsub('"fits,min%-cost"', '"' .. policy .. '"')))
       local args = { "select", "-f", job, "--attributes", dir .. "/attributes.yaml", "--offline",
-                     env = { HOME = "/nonexistent" } }
+                     env = { HOME = "/nonexistent", SOURCE_DATE_EPOCH = "0" } }
       local builtin = cli.run(args)
-      args.env = { HOME = "/nonexistent", FLUENCE_FLUXION_LIB = fluxion.lib }
+      args.env, args.valgrind = fluxion.lib_env { HOME = "/nonexistent", SOURCE_DATE_EPOCH = "0" }, fluxion.valgrind
       local lib = cli.run(args)
       cli.cleanup()
       assert.are.equal(0, builtin.code, builtin.err)

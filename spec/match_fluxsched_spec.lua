@@ -45,7 +45,7 @@ describe("flux-sched test data", function()
         assert.are.equal(want, r.out)
         if fluxion.lib then
           local l = cli.run { "match", "--graph", c.graph, "--policy", c.policy, stdin = cli.slurp(c.commands),
-                              cwd = c.dir, env = { FLUENCE_FLUXION_LIB = fluxion.lib } }
+                              cwd = c.dir, env = fluxion.lib_env(), valgrind = fluxion.valgrind }
           assert.are.equal(0, l.code, l.err)
           assert.are.equal(want, l.out, "through FLUENCE_FLUXION_LIB")
         end

@@ -31,6 +31,22 @@ M.SKIP = "skipped: Fluxion v0.54 not found; set FLUENCE_FLUXION_LIB=/path/librea
 -- True under `make check` (ASan / valgrind): a smaller share of the work.
 M.checking = os.getenv("FLUENCE_SANITIZE") ~= nil or os.getenv("FLUENCE_VALGRIND") ~= nil
 
+-- The environment of a fluence run backed by the library.  Under ASan, the
+-- library's own leak (spec/support/lsan-fluxion.supp) is suppressed, with
+-- full stacks so that the suppression can see the library's frames.  Under
+-- valgrind such runs go without it (M.valgrind = false): the C of the
+-- dlopen backend is checked under ASan.
+function M.lib_env(extra)
+  local env = { FLUENCE_FLUXION_LIB = M.lib }
+  if os.getenv("FLUENCE_SANITIZE") then
+    env.ASAN_OPTIONS = "detect_leaks=1:fast_unwind_on_malloc=0"
+    env.LSAN_OPTIONS = "print_suppressions=0:suppressions=" .. cli.root .. "/spec/support/lsan-fluxion.supp"
+  end
+  for k, v in pairs(extra or {}) do env[k] = v end
+  return env
+end
+M.valgrind = false
+
 -- resource-query -L GRAPH -f LOADFMT -S CA -P POLICY -F FORMAT -t OUT < script,
 -- run in dir; returns the -t text (nil + stderr when it failed).  loadfmt:
 -- "jgf" (default) or "grug".
