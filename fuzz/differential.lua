@@ -174,6 +174,43 @@ local function fluence_graph(r)
                  types = { "cluster", "subnet", "node", "core", "memory", "gpu" } }
 end
 
+-- Multi-tier storage, flux-sched's mt-storage shape: racks of nodes and an
+-- L1 unit of SSDs each, and one global L2 unit containing every L1 unit (a
+-- DAG: an L1 unit has two parents).  extra = { {parent, child}, ... }
+-- lists the second parents' edges.
+local function storage_graph(r)
+  local root = vertex("cluster", { basename = r.pick { "mtl3-test", "c" }, id = 0 })
+  local l1s, nodes = {}, {}
+  local ssd_size = r.pick { 512, 1 }
+  for k = 0, r.int(1, 2) - 1 do
+    local rack = vertex("rack", { id = k })
+    root.kids[#root.kids + 1] = rack
+    local l1 = vertex("mtl1unit", { id = k })
+    for s = 0, r.int(2, 4) - 1 do l1.kids[#l1.kids + 1] = vertex("ssd", { id = s, size = ssd_size }) end
+    local ns = {}
+    for n = 0, r.int(1, 2) - 1 do
+      local node = vertex("node", { id = #nodes, rank = #nodes, props = {} })
+      for c = 0, r.int(2, 4) - 1 do node.kids[#node.kids + 1] = vertex("core", { id = c }) end
+      nodes[#nodes + 1] = node
+      ns[#ns + 1] = node
+    end
+    if r.chance(0.5) then
+      rack.kids[1] = l1
+      for _, n in ipairs(ns) do rack.kids[#rack.kids + 1] = n end
+    else
+      for _, n in ipairs(ns) do rack.kids[#rack.kids + 1] = n end
+      rack.kids[#rack.kids + 1] = l1
+    end
+    l1s[#l1s + 1] = l1
+  end
+  local l2 = vertex("mtl2unit", { id = 0 })
+  root.kids[#root.kids + 1] = l2
+  local extra = {}
+  for _, l1 in ipairs(l1s) do extra[#extra + 1] = { l2, l1 } end
+  return root, { props = { "fast" }, storage = true, ssd_size = ssd_size, extra = extra,
+                 types = { "cluster", "rack", "node", "core", "mtl1unit", "mtl2unit", "ssd" } }
+end
+
 -- JGF text: uniq ids in depth-first or breadth-first order, edges likewise,
 -- Fluence's both-direction edges or flux-sched's parent -> child ones.
 local function jgf(r, root, info, policy)
@@ -203,7 +240,7 @@ local function jgf(r, root, info, policy)
   fill(root, "")
   for i, v in ipairs(order) do v.uniq = i - 1 end
   local nodes, edges = {}, {}
-  local both = info.fluence or r.chance(0.3)
+  local both = info.fluence or (not info.storage and r.chance(0.3))
   if both and not info.fluence and not info.racks and policy and
      (policy:find("nodex") or policy:find("node_exclusive=true")) then
     -- Fluxion's update walk for a node-exclusive match leaves through a
@@ -220,6 +257,11 @@ local function jgf(r, root, info, policy)
       '"rank":%d,"exclusive":false,"unit":%s,"size":%d%s,"paths":{"containment":%s}}}'):format(
       v.uniq, jstr(v.type), jstr(v.basename), jstr(v.name), v.id, v.uniq, v.rank or -1, jstr(v.unit or ""),
       v.size or 1, #props > 0 and (',"properties":{' .. table.concat(props, ",") .. "}") or "", jstr(v.path))
+    for _, pair in ipairs(info.extra or {}) do
+      if pair[1] == v then
+        edges[#edges + 1] = ('{"source":"%d","target":"%d","metadata":{"subsystem":"containment"}}'):format(v.uniq, pair[2].uniq)
+      end
+    end
     for _, k in ipairs(v.kids) do
       if both then
         edges[#edges + 1] = ('{"source":"%d","target":"%d","metadata":{"name":{"containment":"contains"}}}'):format(v.uniq, k.uniq)
@@ -341,6 +383,26 @@ local function fluxsched_jobspec(r, info)
   return jobspec_text(res, dur or nil, props)
 end
 
+-- flux-sched's mt-storage jobspecs: a node's slot with an L1 unit's SSDs
+-- in the same rack, or with the global L2 unit's.
+local function storage_jobspec(r, info)
+  local ssd = { type = "ssd", count = r.int(1, 3) * info.ssd_size, exclusive = r.chance(0.8) or nil }
+  local node = { type = "node", count = 1, with = { slot(r, 1, { { type = "core", count = r.int(1, 3) } }) } }
+  local shape = r.int(1, 4)
+  local res
+  if shape == 1 then
+    res = { { type = "rack", count = 1, with = { node, { type = "mtl1unit", count = 1, with = { ssd } } } } }
+  elseif shape == 2 then
+    res = { { type = "rack", count = 1, with = { node } },
+            { type = "mtl2unit", count = 1, with = { { type = "mtl1unit", count = 1, with = { ssd } } } } }
+  elseif shape == 3 then
+    res = { { type = "mtl2unit", count = 1, with = { { type = "mtl1unit", count = r.int(1, 2), with = { ssd } } } } }
+  else
+    res = { slot(r, r.int(1, 2), { { type = "core", count = r.int(1, 2) } }) }
+  end
+  return jobspec_text(res, r.pick { false, 100, 3600 } or nil, nil)
+end
+
 -- What fluence.jobspecs builds for a pod group, and device jobspecs.
 local function fluence_jobspec(r, info)
   if #info.devices > 0 and r.chance(0.4) then
@@ -367,10 +429,14 @@ end
 
 function M.generate(seed)
   local r = rng(seed)
-  local fluence_family = r.chance(0.4)
+  local pick = r.int(1, 100)
+  local family = pick <= 40 and "fluence" or pick <= 85 and "flux-sched" or "storage"
+  local fluence_family = family == "fluence"
   local root, info
-  if fluence_family then root, info = fluence_graph(r) else root, info = fluxsched_graph(r) end
-  local case = { seed = seed, family = fluence_family and "fluence" or "flux-sched", files = {} }
+  if family == "fluence" then root, info = fluence_graph(r)
+  elseif family == "storage" then root, info = storage_graph(r)
+  else root, info = fluxsched_graph(r) end
+  local case = { seed = seed, family = family, files = {} }
   case.policy = r.pick(M.policies or M.POLICIES)
   case.graph = jgf(r, root, info, case.policy)
   case.format = r.pick(M.FORMATS)
@@ -381,6 +447,7 @@ function M.generate(seed)
     local text
     if r.chance(0.03) then text = broken_jobspec(r)
     elseif fluence_family then text = fluence_jobspec(r, info)
+    elseif info.storage then text = storage_jobspec(r, info)
     else text = fluxsched_jobspec(r, info) end
     case.files[name] = text
     names[#names + 1] = name
