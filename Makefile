@@ -91,6 +91,7 @@ test-assets:
 	@sh tools/envtest-assets.sh
 
 test: deps-test test-assets
+	@sh tools/fluxion-deps.sh
 	@$(MAKE) --no-print-directory WERROR=1 all
 	@sh spec/run
 

@@ -107,13 +107,18 @@ void mj_free(mjobspec *js);
 /* ---------------------------------------------------------------- matcher */
 
 enum { MOP_ALLOCATE, MOP_ALLOCATE_W_SAT, MOP_ALLOCATE_ORELSE_RESERVE, MOP_SATISFIABILITY };
-enum { MFMT_SIMPLE, MFMT_RV1, MFMT_JGF };
+/* resource-query's match formats (-F) */
+enum { MFMT_SIMPLE, MFMT_RV1, MFMT_RV1_NOSCHED, MFMT_JGF };
+int m_format(const char *name); /* MFMT_*, -1 when unknown */
 
 typedef struct matcher matcher;
 
-/* policy: a name (first, high, ...) or "policy=high node_centric=true ..." */
-matcher *m_new(mgraph *g, const char *policy, char *err, size_t errlen);
+/* policy: a name (first, high, ...) or "policy=high node_centric=true ...";
+ * format: MFMT_* of the resources each match writes */
+matcher *m_new(mgraph *g, const char *policy, int format, char *err, size_t errlen);
 void m_free(matcher *m);
+/* 0 when policy is one the matcher knows, else -1 and the reason in err */
+int m_check_policy(const char *policy, char *err, size_t errlen);
 
 typedef struct mresult {
     bool matched;            /* allocated or reserved */
@@ -122,9 +127,9 @@ typedef struct mresult {
     bool counted;            /* the job id was used */
     int64_t jobid;
     int64_t at;
-    char *simple;            /* the resource-query -t text of this command */
-    char *info;              /* its INFO block alone */
-    char *rv1, *jgf;         /* malloc'd, or NULL (failed match) */
+    char *R;                 /* the matched resources in the matcher's format ("" none) */
+    char *info;              /* the INFO block */
+    char *text;              /* R + info: resource-query's -t text of this command */
     char err[256];           /* error text, "" when none */
 } mresult;
 
@@ -133,9 +138,42 @@ typedef struct mresult {
 void m_run(matcher *m, int op, const mjobspec *js, mresult *r);
 void m_result_free(mresult *r);
 int64_t m_next_jobid(const matcher *m);
+/* Undoes every job from jobid on (cancels them) and makes jobid the next id
+ * again: a trial match (fits:now) leaves no trace in the job ids. */
+void m_rewind(matcher *m, int64_t jobid);
 /* 0 ok, -1 no such job */
 int m_cancel(matcher *m, int64_t jobid);
 /* info: state "ALLOCATED" / "RESERVED" / "CANCELED"; -1 when unknown */
 int m_info(const matcher *m, int64_t jobid, const char **state, int64_t *at, bool *reserved);
+
+/* ---------------------------------------------------------------- writers */
+
+/* What one match emitted, in resource-query's order: vertices post-order
+ * (children before parents; a vertex reached through two parents twice)
+ * with the amount taken and exclusivity, and the edges followed, each right
+ * after its target's subtree. */
+typedef struct memit {
+    uint32_t *verts;
+    unsigned *needs;
+    uint8_t *excl;
+    uint32_t n, cap;
+    uint32_t *esrc, *etgt;
+    uint32_t ne, ecap;
+    int oom;
+} memit;
+
+/* The rv1 / rv1_nosched / jgf text of an emission (malloc'd, "" when the
+ * format has nothing to say, NULL on error with errno set).  pending: what
+ * earlier rv1 emissions without R_lite left in Fluxion's writer (they open
+ * the next rv1 graph), kept by the caller across matches. */
+char *mw_write(const mgraph *g, const memit *e, int format, int64_t starttime, int64_t expiration, memit *pending);
+void mw_pending_free(memit *pending);
+/* The whole graph as a JGF document (compact), e.g. to hand it to Fluxion. */
+char *mw_graph_jgf(const mgraph *g);
+/* libstdc++'s std::sort of (key, index) pairs compared by key alone, so that
+ * equal keys end up in the order Fluxion's C++ gets (idx is permuted). */
+int m_std_sort(int64_t *keys, uint32_t *idx, uint32_t n, bool descending);
+/* flux-core's hostlist encoding of names in order ("node[0-3,7],login1"). */
+char *mw_hostlist(const char *const *names, size_t n);
 
 #endif

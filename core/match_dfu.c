@@ -36,6 +36,9 @@
 #define ROOT_EDGE UINT32_MAX
 
 enum { AT_ALLOC, AT_RESERVE, AT_SAT };
+/* scoring: vertex ids (first, high, low, ...), ids with contiguous runs
+ * chosen first at the root (locality), the perf_class property (variation) */
+enum { POL_ID, POL_LOCALITY, POL_VARIATION };
 enum { SP_ALLOC, SP_RESERVE, SP_X };
 
 /* --------------------------------------------------------------- helpers */
@@ -95,23 +98,6 @@ static void bprintf(buf *b, const char *fmt, ...)
     b->n += (size_t)n;
 }
 
-static void bjson_str(buf *b, const char *s)
-{
-    bputs(b, "\"");
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') {
-            char e[2] = {'\\', (char)c};
-            badd(b, e, 2);
-        } else if (c < 0x20) {
-            bprintf(b, "\\u%04x", c);
-        } else {
-            badd(b, (const char *)&c, 1);
-        }
-    }
-    bputs(b, "\"");
-}
-
 /* A bump arena for edge arrays of one match. */
 typedef struct arena_blk {
     struct arena_blk *next;
@@ -148,7 +134,7 @@ static void arena_free(arena_blk **a)
 /* ------------------------------------------------------------ scoring api */
 
 typedef struct evedge {
-    uint32_t child;          /* edge parent(child) -> child; ROOT_EDGE for the root */
+    uint32_t edge;           /* index into mgraph.children; ROOT_EDGE for the root */
     unsigned count, needs, excl;
 } evedge;
 
@@ -428,7 +414,8 @@ static void sort_keys(skey *first, skey *last, bool hi)
 
 #undef LESS
 
-static int std_sort(egroup *g, uint32_t n, bool hi)
+/* keys: the sort key of each candidate (NULL: its score) */
+static int std_sort(egroup *g, const int64_t *sortkey, uint32_t n, bool hi)
 {
     if (n < 2) return 0;
     skey stack_keys[64];
@@ -441,7 +428,7 @@ static int std_sort(egroup *g, uint32_t n, bool hi)
         return -1;
     }
     for (uint32_t i = 0; i < n; i++) {
-        keys[i].score = g[i].score;
+        keys[i].score = sortkey ? sortkey[i] : g[i].score;
         keys[i].idx = i;
     }
     sort_keys(keys, keys + n, hi);
@@ -452,11 +439,68 @@ static int std_sort(egroup *g, uint32_t n, bool hi)
     return 0;
 }
 
-static int choose_best_k(scoring *s, int32_t type, unsigned k, bool hi)
+int m_std_sort(int64_t *keys, uint32_t *idx, uint32_t n, bool descending)
+{
+    if (n < 2) return 0;
+    skey *k = malloc((size_t)n * sizeof *k);
+    if (!k) return -1;
+    for (uint32_t i = 0; i < n; i++) {
+        k[i].score = keys[i];
+        k[i].idx = idx[i];
+    }
+    sort_keys(k, k + n, descending);
+    for (uint32_t i = 0; i < n; i++) {
+        keys[i] = k[i].score;
+        idx[i] = k[i].idx;
+    }
+    free(k);
+    return 0;
+}
+
+static int cmp_score(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The locality policy's order (Fluxion's fold::interval_greater): the
+ * scores fall into runs of consecutive integers (a boost::icl interval
+ * set); a candidate ranks by the lower end of its run, higher runs first,
+ * candidates of one run being equal. */
+static int64_t *interval_keys(const egroup *g, uint32_t n)
+{
+    int64_t *sorted = malloc((size_t)n * sizeof *sorted), *keys = malloc((size_t)n * sizeof *keys);
+    if (!sorted || !keys) {
+        free(sorted);
+        free(keys);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < n; i++) sorted[i] = g[i].score;
+    qsort(sorted, n, sizeof *sorted, cmp_score);
+    for (uint32_t i = 0; i < n; i++) {
+        /* the run holding g[i].score: walk down from its position */
+        uint32_t lo = 0, hi = n;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (sorted[mid] < g[i].score) lo = mid + 1;
+            else hi = mid;
+        }
+        while (lo > 0 && (sorted[lo - 1] == sorted[lo] || sorted[lo - 1] == sorted[lo] - 1)) lo--;
+        keys[i] = sorted[lo];
+    }
+    free(sorted);
+    return keys;
+}
+
+static int choose_best_k_by(scoring *s, int32_t type, unsigned k, bool hi, bool intervals)
 {
     evals *e = sc_get(s, type);
     if (!e || k == 0 || k > e->qual) return -1;
-    if (std_sort(e->g, e->n, hi) < 0) return -1;
+    int64_t *keys = NULL;
+    if (intervals && e->n > 1 && !(keys = interval_keys(e->g, e->n))) return -1;
+    int rc = std_sort(e->g, keys, e->n, hi);
+    free(keys);
+    if (rc < 0) return -1;
     unsigned i = 0;
     long tbs = (long)k;
     while (tbs > 0 && i < e->n) {
@@ -468,6 +512,11 @@ static int choose_best_k(scoring *s, int32_t type, unsigned k, bool hi)
     e->best_i = i;
     s->hier = true;
     return 0;
+}
+
+static int choose_best_k(scoring *s, int32_t type, unsigned k, bool hi)
+{
+    return choose_best_k_by(s, type, k, hi, false);
 }
 
 static egroup *iter_next(scoring *s, int32_t type)
@@ -561,11 +610,18 @@ typedef struct span {
 typedef struct vstate {
     span *s;
     uint32_t n, cap;
-    uint64_t seq;            /* in-edge mark */
+    uint64_t color;          /* 2 * epoch: gray (being visited), + 1: black (done) */
+} vstate;
+
+/* An edge (an index into mgraph.children: a graph that is a DAG, such as
+ * storage shared by a rack and a global unit, reaches a vertex by several
+ * edges, and the choice is made per edge, as in Fluxion). */
+typedef struct estate {
+    uint64_t seq;            /* chosen by the match of this sequence number */
     unsigned needs;
     uint8_t excl;
-    uint64_t weight;         /* in-edge weight for stop_on_1 policies */
-} vstate;
+    uint64_t weight;         /* stop_on_1 policies visit edges by decreasing weight */
+} estate;
 
 typedef struct job {
     int64_t id;
@@ -578,9 +634,18 @@ typedef struct job {
 struct matcher {
     mgraph *g;
     vstate *st;
+    estate *es;              /* per edge */
+    uint32_t *inedge;        /* per vertex: the edge from its first parent (ROOT_EDGE: none) */
+    uint64_t epoch;          /* of the colors of the current traversal */
     /* policy */
     bool high, node_centric, node_exclusive, stop_on_1;
+    int kind;                /* POL_ID, POL_LOCALITY, POL_VARIATION */
+    int format;              /* MFMT_* */
     /* state */
+    bool writer_broken;      /* rv1: Fluxion's writer failed once, and keeps failing */
+    memit pending;           /* rv1: vertices Fluxion's jgf writer still holds */
+    uint8_t *known;          /* per type id at creation: some vertex has that type */
+    int nknown;
     int64_t counter;
     uint64_t seq;
     job *jobs;
@@ -618,9 +683,15 @@ static int parse_policy(matcher *m, const char *policy, char *err, size_t errlen
     const char *spec = policy && *policy ? policy : "first";
     for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
         if (!strcmp(spec, named[i].name)) spec = named[i].spec;
-    if (!strcmp(spec, "locality") || !strcmp(spec, "variation")) {
-        snprintf(err, errlen, "match policy %s is not supported by the built-in matcher", spec);
-        return -1;
+    if (!strcmp(spec, "locality")) {
+        m->high = true;
+        m->kind = POL_LOCALITY;
+        return 0;
+    }
+    if (!strcmp(spec, "variation")) {
+        m->high = false;
+        m->kind = POL_VARIATION;
+        return 0;
     }
     char *copy = strdup(spec);
     if (!copy) {
@@ -673,13 +744,33 @@ static int parse_policy(matcher *m, const char *policy, char *err, size_t errlen
     return rc;
 }
 
-matcher *m_new(mgraph *g, const char *policy, char *err, size_t errlen)
+int m_check_policy(const char *policy, char *err, size_t errlen)
 {
+    matcher tmp;
+    memset(&tmp, 0, sizeof tmp);
+    return parse_policy(&tmp, policy, err, errlen);
+}
+
+int m_format(const char *name)
+{
+    static const char *const names[] = {"simple", "rv1", "rv1_nosched", "jgf"};
+    for (int i = 0; i < 4; i++)
+        if (name && !strcmp(name, names[i])) return i;
+    return -1;
+}
+
+matcher *m_new(mgraph *g, const char *policy, int format, char *err, size_t errlen)
+{
+    if (format < MFMT_SIMPLE || format > MFMT_JGF) {
+        snprintf(err, errlen, "unknown match format");
+        return NULL;
+    }
     matcher *m = calloc(1, sizeof *m);
     if (!m) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    m->format = format;
     if (parse_policy(m, policy, err, errlen) < 0) {
         free(m);
         return NULL;
@@ -691,7 +782,36 @@ matcher *m_new(mgraph *g, const char *policy, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    for (uint32_t v = 0; v < g->nv; v++) m->st[v].weight = UINT64_MAX; /* untouched edges first */
+    uint32_t nedges = 0;
+    for (uint32_t v = 0; v < g->nv; v++) nedges += g->v[v].nchild;
+    m->es = calloc(nedges ? nedges : 1, sizeof *m->es);
+    m->inedge = malloc((g->nv ? g->nv : 1) * sizeof *m->inedge);
+    if (!m->es || !m->inedge) {
+        free(m->es);
+        free(m->inedge);
+        free(m->st);
+        free(m);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    for (uint32_t e = 0; e < nedges; e++) m->es[e].weight = UINT64_MAX; /* untouched edges first */
+    for (uint32_t v = 0; v < g->nv; v++) m->inedge[v] = ROOT_EDGE;
+    for (uint32_t v = 0; v < g->nv; v++)
+        for (uint32_t k = 0; k < g->v[v].nchild; k++) {
+            uint32_t c = g->children[g->v[v].child0 + k];
+            if (m->inedge[c] == ROOT_EDGE && g->v[c].parent == (int32_t)v) m->inedge[c] = g->v[v].child0 + k;
+        }
+    m->nknown = g->ntypes;
+    m->known = calloc((size_t)g->ntypes + 1, 1);
+    if (!m->known) {
+        free(m->es);
+        free(m->inedge);
+        free(m->st);
+        free(m);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    for (uint32_t v = 0; v < g->nv; v++) m->known[g->v[v].type] = 1;
     m->counter = 1;
     return m;
 }
@@ -701,9 +821,13 @@ void m_free(matcher *m)
     if (!m) return;
     for (uint32_t v = 0; v < m->g->nv; v++) free(m->st[v].s);
     free(m->st);
+    free(m->es);
+    free(m->inedge);
     for (size_t i = 0; i < m->njobs; i++) free(m->jobs[i].verts);
     free(m->jobs);
     free(m->xtypes);
+    free(m->known);
+    mw_pending_free(&m->pending);
     arena_free(&m->arena);
     free(m);
 }
@@ -974,13 +1098,22 @@ sibling:
 
 static int dom_dfv(matcher *m, const cres *R, int nR, uint32_t u, bool pristine, bool *excl, scoring *to_parent);
 
-static int explore_edge(matcher *m, const cres *R, int nR, uint32_t c, bool pristine, bool *excl, scoring *dfu)
+/* Visited in this traversal (gray: on the way, black: done): Fluxion's
+ * stop_explore, which keeps a DAG's shared vertices to one visit. */
+static bool visited(const matcher *m, uint32_t c)
 {
+    return m->st[c].color >= 2 * m->epoch;
+}
+
+static int explore_edge(matcher *m, const cres *R, int nR, uint32_t eidx, bool pristine, bool *excl, scoring *dfu)
+{
+    uint32_t c = m->g->children[eidx];
+    if (visited(m, c)) return -1;
     bool x_inout = *excl;
     if (dom_dfv(m, R, nR, c, pristine, &x_inout, dfu) != 0) return -1;
     evedge *e = arena_alloc(&m->arena, sizeof *e);
     if (!e) return -1;
-    e->child = c;
+    e->edge = eidx;
     e->count = e->needs = dfu->avail;
     e->excl = x_inout;
     egroup g = {dfu->overall, dfu->avail, 0, x_inout, false, NULL, e, 1};
@@ -1005,10 +1138,10 @@ static int cmp_children_q(const void *a, const void *b)
 static int cmp_children(const void *a, const void *b, void *arg)
 {
     const matcher *m = arg;
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    uint64_t wx = m->st[x].weight, wy = m->st[y].weight;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b; /* edges */
+    uint64_t wx = m->es[x].weight, wy = m->es[y].weight;
     if (wx != wy) return wx > wy ? -1 : 1;
-    int64_t ux = m->g->v[x].uniq_id, uy = m->g->v[y].uniq_id;
+    int64_t ux = m->g->v[m->g->children[x]].uniq_id, uy = m->g->v[m->g->children[y]].uniq_id;
     if (ux != uy) return ux > uy ? -1 : 1;
     return 0;
 }
@@ -1021,7 +1154,7 @@ static int explore(matcher *m, uint32_t u, const cres *R, int nR, bool pristine,
     if (!m->stop_on_1) {
         for (uint32_t k = 0; k < x->nchild; k++) {
             cap_hint = x->nchild < 4 ? 4 : x->nchild > 1024 ? 1024 : x->nchild;
-            if (explore_edge(m, R, nR, m->g->children[x->child0 + k], pristine, excl, dfu) == 0) rc2 = 0;
+            if (explore_edge(m, R, nR, x->child0 + k, pristine, excl, dfu) == 0) rc2 = 0;
         }
         return rc2;
     }
@@ -1035,7 +1168,7 @@ static int explore(matcher *m, uint32_t u, const cres *R, int nR, bool pristine,
         free(order), free(tl), free(sat);
         return -1;
     }
-    memcpy(order, m->g->children + x->child0, (size_t)n * sizeof *order);
+    for (uint32_t k = 0; k < n; k++) order[k] = x->child0 + k;
     sort_ctx = m;
     qsort(order, n, sizeof *order, cmp_children_q);
     for (int i = 0; i < nR; i++) {
@@ -1043,8 +1176,8 @@ static int explore(matcher *m, uint32_t u, const cres *R, int nR, bool pristine,
         tl[i].per_share = eff_max(&R[i]);
     }
     for (uint32_t k = 0; k < n; k++) {
-        uint32_t c = order[k];
-        int32_t ct = m->g->v[c].type;
+        uint32_t c = order[k]; /* an edge */
+        int32_t ct = m->g->v[m->g->children[c]].type;
         bool skip = false;
         for (int i = 0; i < nR; i++)
             if (sat[i] && tl[i].type == ct) skip = true;
@@ -1076,12 +1209,12 @@ static int explore(matcher *m, uint32_t u, const cres *R, int nR, bool pristine,
     return rc2;
 }
 
-static void mark_edge(matcher *m, uint32_t child, unsigned needs, unsigned excl)
+static void mark_edge(matcher *m, uint32_t edge, unsigned needs, unsigned excl)
 {
-    if (child == ROOT_EDGE) return;
-    m->st[child].seq = m->seq;
-    m->st[child].needs = needs;
-    m->st[child].excl = (uint8_t)(excl != 0);
+    if (edge == ROOT_EDGE) return;
+    m->es[edge].seq = m->seq;
+    m->es[edge].needs = needs;
+    m->es[edge].excl = (uint8_t)(excl != 0);
 }
 
 static void enforce(matcher *m, scoring *dfu, bool unconstrained)
@@ -1094,17 +1227,18 @@ static void enforce(matcher *m, scoring *dfu, bool unconstrained)
             if (g->root) continue;
             for (uint32_t j = 0; j < g->nedges; j++) {
                 evedge *ed = &g->edges[j];
-                mark_edge(m, ed->child, ed->needs, ed->excl);
-                if (!unconstrained || ed->child == ROOT_EDGE) continue;
-                int32_t v = m->g->v[ed->child].parent;
+                mark_edge(m, ed->edge, ed->needs, ed->excl);
+                if (!unconstrained || ed->edge == ROOT_EDGE) continue;
+                int32_t v = m->g->v[m->g->children[ed->edge]].parent;
                 while (v >= 0 && m->g->v[v].parent >= 0) {
-                    if (m->st[v].seq == m->seq) break;
+                    uint32_t in = m->inedge[v];
+                    if (in != ROOT_EDGE && m->es[in].seq == m->seq) break;
                     uint32_t tgt = (uint32_t)v;
                     v = m->g->v[v].parent;
                     evals *te = sc_find(dfu, m->g->v[tgt].type);
                     bool constrained = !(te && te->best_k == 0);
                     if (constrained) continue;
-                    mark_edge(m, tgt, (unsigned)m->g->v[tgt].size, 0);
+                    mark_edge(m, m->inedge[tgt], (unsigned)m->g->v[tgt].size, 0);
                 }
             }
         }
@@ -1132,7 +1266,9 @@ static int dom_slot(matcher *m, uint32_t u, const cres *shape, int nshape, unsig
     /* dom_finish_slot: choose all of every type */
     for (int i = 0; i < ds.nt; i++) {
         int32_t t = ds.t[i].type;
-        choose_best_k(&ds, t, ds.t[i].qual, m->high);
+        /* variation's dom_finish_slot (choose_accum_all) orders with the
+         * default comparator, higher scores first */
+        choose_best_k(&ds, t, ds.t[i].qual, m->kind == POL_VARIATION ? true : m->high);
     }
     /* cnt_slot */
     qual = UINT_MAX;
@@ -1192,7 +1328,7 @@ static int dom_slot(matcher *m, uint32_t u, const cres *shape, int nshape, unsig
                     }
                     edges = p;
                 }
-                edges[ne].child = g->edges[0].child;
+                edges[ne].edge = g->edges[0].edge;
                 edges[ne].count = edges[ne].needs = g->edges[0].count;
                 edges[ne].excl = 1;
                 ne++;
@@ -1226,6 +1362,30 @@ done:
     return qual ? 0 : -1;
 }
 
+/* std::stoi of the perf_class property, 9999 when absent, not a number or
+ * outside 0..9999 (var_aware_t) */
+static int64_t perf_class(const matcher *m, uint32_t u)
+{
+    const mg_vertex *x = &m->g->v[u];
+    for (uint32_t p = 0; p < x->nprop; p++) {
+        if (strcmp(mg_str(m->g, m->g->props[2 * (x->prop0 + p)]), "perf_class")) continue;
+        const char *v = mg_str(m->g, m->g->props[2 * (x->prop0 + p) + 1]);
+        char *end;
+        errno = 0;
+        long n = strtol(v, &end, 10);
+        if (end == v || errno == ERANGE || n < INT_MIN || n > INT_MAX || n < 0 || n > 9999) return 9999;
+        return n;
+    }
+    return 9999;
+}
+
+/* A matched vertex's score above MATCH_MET */
+static int64_t vertex_score(const matcher *m, uint32_t u)
+{
+    if (m->kind == POL_VARIATION) return perf_class(m, u);
+    return m->ml_scores + m->g->v[u].id + 1;
+}
+
 static int finish_vtx(matcher *m, uint32_t u, const cres *R, int nR, scoring *dfu)
 {
     const mg_vertex *x = &m->g->v[u];
@@ -1244,7 +1404,7 @@ static int finish_vtx(matcher *m, uint32_t u, const cres *R, int nR, scoring *df
         }
     }
     if (m->node_centric && x->type == m->g->node_type) m->ml_scores -= m->last_factor;
-    dfu->overall = score == MATCH_MET ? score + m->ml_scores + x->id + 1 : score;
+    dfu->overall = score == MATCH_MET ? score + vertex_score(m, u) : score;
     return score == MATCH_MET ? 0 : -1;
 }
 
@@ -1254,7 +1414,8 @@ static int dom_dfv(matcher *m, const cres *R, int nR, uint32_t u, bool pristine,
     bool x_in = *excl;
     for (int i = 0; i < nR; i++)
         if (R[i].type == x->type && R[i].excl == MJ_X_TRUE) x_in = true;
-    if (m->node_exclusive && x->type == m->g->node_type) x_in = true;
+    /* a node-exclusive policy takes whole nodes in the update walk (is_xtype);
+     * the selection sees only the jobspec's own exclusivity, as Fluxion */
     bool x_inout = x_in, pres = pristine;
     unsigned nslots = 0;
     int sm, nnext;
@@ -1263,7 +1424,9 @@ static int dom_dfv(matcher *m, const cres *R, int nR, uint32_t u, bool pristine,
     m->preorder++;
     if (sm == SM_NONE) return -1;
     if (prune(m, x_in, u, R, nR) < 0) return -1;
+    m->st[u].color = 2 * m->epoch; /* gray: explored from here on */
     if (x->nchild == 0 && !(m->node_centric && x->type == m->g->node_type)) {
+        m->st[u].color = 2 * m->epoch + 1;
         /* a leaf: what the general path computes, without the scoring
          * machinery (nothing below to choose from) */
         for (int i = 0; i < nR; i++)
@@ -1272,7 +1435,7 @@ static int dom_dfv(matcher *m, const cres *R, int nR, uint32_t u, bool pristine,
         if (lavail == 0) return -1;
         *excl = x_in;
         to_parent->avail = (unsigned)lavail;
-        to_parent->overall = m->ml_scores + x->id + 1;
+        to_parent->overall = vertex_score(m, u);
         return 0;
     }
     if (m->node_centric && x->type == m->g->node_type) {
@@ -1285,6 +1448,7 @@ static int dom_dfv(matcher *m, const cres *R, int nR, uint32_t u, bool pristine,
     sc_init(&dfu);
     if (sm == SM_SLOT) dom_slot(m, u, next, nnext, nslots, pres, label, &dfu);
     else explore(m, u, next, nnext, pres, &x_inout, &dfu, 1);
+    m->st[u].color = 2 * m->epoch + 1; /* black */
     *excl = x_in;
     int64_t avail = plan_avail(m, u, m->at, m->duration);
     int rc = -1;
@@ -1303,6 +1467,7 @@ static int select_at(matcher *m, const cres *R, int nR, bool excl)
 {
     uint32_t root = (uint32_t)m->g->root;
     m->seq++;
+    m->epoch++; /* fresh colors */
     m->preorder = 0;
     m->ml_scores = 0;
     arena_free(&m->arena);
@@ -1316,7 +1481,7 @@ static int select_at(matcher *m, const cres *R, int nR, bool excl)
             rc = -1;
             goto out;
         }
-        e->child = ROOT_EDGE;
+        e->edge = ROOT_EDGE;
         e->count = e->needs = dfu.avail;
         e->excl = excl;
         egroup g = {dfu.overall, dfu.avail, 0, excl, true, NULL, e, 1};
@@ -1330,7 +1495,7 @@ static int select_at(matcher *m, const cres *R, int nR, bool excl)
                 score = MATCH_UNMET;
                 break;
             }
-            choose_best_k(&dfu, R[i].type, count, m->high);
+            choose_best_k_by(&dfu, R[i].type, count, m->high, m->kind == POL_LOCALITY);
         }
         dfu.overall = score;
         m->ml_scores = 0;
@@ -1357,13 +1522,62 @@ out:
 /* ------------------------------------------------------------------ update */
 
 typedef struct emit {
-    buf simple;
-    uint32_t *verts;         /* emitted vertices, post-order */
-    unsigned *needs;
-    uint8_t *excl;
-    uint32_t n, cap;
-    int oom;
+    buf simple;              /* the simple format, written as we go */
+    memit e;                 /* what the other formats are written from */
 } emit;
+
+static void emit_vertex(emit *out, uint32_t u, unsigned needs, bool excl)
+{
+    memit *e = &out->e;
+    if (e->n == e->cap) {
+        uint32_t nc = e->cap ? e->cap * 2 : 64;
+        uint32_t *a = realloc(e->verts, nc * sizeof *a);
+        if (a) e->verts = a;
+        unsigned *b = realloc(e->needs, nc * sizeof *b);
+        if (b) e->needs = b;
+        uint8_t *c = realloc(e->excl, nc * sizeof *c);
+        if (c) e->excl = c;
+        if (!a || !b || !c) {
+            e->oom = 1;
+            return;
+        }
+        e->cap = nc;
+    }
+    e->verts[e->n] = u;
+    e->needs[e->n] = needs;
+    e->excl[e->n] = excl;
+    e->n++;
+}
+
+static void emit_edge(emit *out, uint32_t src, uint32_t tgt)
+{
+    memit *e = &out->e;
+    if (e->ne == e->ecap) {
+        uint32_t nc = e->ecap ? e->ecap * 2 : 64;
+        uint32_t *a = realloc(e->esrc, nc * sizeof *a);
+        if (a) e->esrc = a;
+        uint32_t *b = realloc(e->etgt, nc * sizeof *b);
+        if (b) e->etgt = b;
+        if (!a || !b) {
+            e->oom = 1;
+            return;
+        }
+        e->ecap = nc;
+    }
+    e->esrc[e->ne] = src;
+    e->etgt[e->ne] = tgt;
+    e->ne++;
+}
+
+static void emit_free(emit *out)
+{
+    free(out->simple.d);
+    free(out->e.verts);
+    free(out->e.needs);
+    free(out->e.excl);
+    free(out->e.esrc);
+    free(out->e.etgt);
+}
 
 static job *find_job(matcher *m, int64_t id)
 {
@@ -1402,15 +1616,16 @@ static void subtree_avail(const matcher *m, uint32_t u, int32_t t, int64_t now, 
     }
 }
 
-static void update_weight(matcher *m, uint32_t c)
+static void update_weight(matcher *m, uint32_t edge)
 {
+    uint32_t c = m->g->children[edge];
     const mg_vertex *x = &m->g->v[c];
     if (x->nchild == 0) return;
     int32_t t = last_prune_type(m, x->type);
     if (t < 0) return;
     int64_t sum = 0;
     subtree_avail(m, c, t, 0, &sum);
-    m->st[c].weight = (uint64_t)(sum < 0 ? 0 : sum);
+    m->es[edge].weight = (uint64_t)(sum < 0 ? 0 : sum);
 }
 
 static int upd_dfv(matcher *m, job *j, emit *out, uint32_t u, unsigned needs, bool excl, bool shadow, int level)
@@ -1420,272 +1635,38 @@ static int upd_dfv(matcher *m, job *j, emit *out, uint32_t u, unsigned needs, bo
     excl = excl || mod;
     level++;
     int n = 0;
+    m->st[u].color = 2 * m->epoch;
     for (uint32_t k = 0; k < x->nchild; k++) {
-        uint32_t c = m->g->children[x->child0 + k];
-        vstate *cs = &m->st[c];
-        if (cs->seq != m->seq && !mod) continue;
-        bool cx = (cs->seq == m->seq && cs->excl) || mod;
-        unsigned cn = mod ? (unsigned)m->g->v[c].size : cs->needs;
+        uint32_t e = x->child0 + k, c = m->g->children[e];
+        const estate *es = &m->es[e];
+        if (visited(m, c)) continue;
+        if (es->seq != m->seq && !mod) continue;
+        bool cx = (es->seq == m->seq && es->excl) || mod;
+        unsigned cn = mod ? (unsigned)m->g->v[c].size : es->needs;
         int sub = upd_dfv(m, j, out, c, cn, cx, mod, level);
         if (sub > 0) {
             n += sub;
-            if (m->stop_on_1 && m->alloc_type != AT_SAT) update_weight(m, c);
+            if (m->format != MFMT_SIMPLE) emit_edge(out, u, c);
+            if (m->stop_on_1 && m->alloc_type != AT_SAT) update_weight(m, e);
         }
     }
+    m->st[u].color = 2 * m->epoch + 1;
     if (excl) n++;
     if (n > 0) {
         if (j) {
             if (excl && add_span(m, u, j->id, m->at, m->duration, needs,
                                  m->alloc_type == AT_ALLOC ? SP_ALLOC : SP_RESERVE) < 0)
-                out->oom = 1;
-            if (add_span(m, u, j->id, m->at, m->duration, 1, SP_X) < 0) out->oom = 1;
-            if (job_touch(j, u) < 0) out->oom = 1;
+                out->e.oom = 1;
+            if (add_span(m, u, j->id, m->at, m->duration, 1, SP_X) < 0) out->e.oom = 1;
+            if (job_touch(j, u) < 0) out->e.oom = 1;
         }
-        for (int i = 0; i < level; i++) bputs(&out->simple, i ? "---" : "      ---");
-        bprintf(&out->simple, "%s[%u:%s]\n", mg_str(m->g, x->name), needs, excl ? "x" : "s");
-        if (out->n == out->cap) {
-            uint32_t nc = out->cap ? out->cap * 2 : 64;
-            uint32_t *a = realloc(out->verts, nc * sizeof *a);
-            if (a) out->verts = a;
-            unsigned *b = realloc(out->needs, nc * sizeof *b);
-            if (b) out->needs = b;
-            uint8_t *c = realloc(out->excl, nc * sizeof *c);
-            if (c) out->excl = c;
-            if (!a || !b || !c) {
-                out->oom = 1;
-                level--;
-                return n;
-            }
-            out->cap = nc;
+        if (m->format == MFMT_SIMPLE) {
+            for (int i = 0; i < level; i++) bputs(&out->simple, i ? "---" : "      ---");
+            bprintf(&out->simple, "%s[%u:%s]\n", mg_str(m->g, x->name), needs, excl ? "x" : "s");
         }
-        out->verts[out->n] = u;
-        out->needs[out->n] = needs;
-        out->excl[out->n] = excl;
-        out->n++;
+        emit_vertex(out, u, needs, excl);
     }
     return n;
-}
-
-/* ------------------------------------------------------------------ writers */
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* "1-3,5" from sorted unique values */
-static void idset_encode(buf *b, const int64_t *v, size_t n)
-{
-    for (size_t i = 0; i < n;) {
-        size_t j = i;
-        while (j + 1 < n && v[j + 1] == v[j] + 1) j++;
-        if (i) bputs(b, ",");
-        if (j == i) bprintf(b, "%lld", (long long)v[i]);
-        else bprintf(b, "%lld-%lld", (long long)v[i], (long long)v[j]);
-        i = j + 1;
-    }
-}
-
-static size_t uniq_sorted(int64_t *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_i64);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!k || v[k - 1] != v[i]) v[k++] = v[i];
-    return k;
-}
-
-static void write_jgf_graph(const matcher *m, const emit *out, buf *b)
-{
-    const mgraph *g = m->g;
-    bputs(b, "{\"nodes\":[");
-    for (uint32_t i = 0; i < out->n; i++) {
-        const mg_vertex *x = &g->v[out->verts[i]];
-        if (i) bputs(b, ",");
-        bprintf(b, "{\"id\":\"%lld\",\"metadata\":{\"type\":", (long long)x->uniq_id);
-        bjson_str(b, mg_type_name(g, x->type));
-        bputs(b, ",\"basename\":");
-        bjson_str(b, mg_str(g, x->basename));
-        bputs(b, ",\"name\":");
-        bjson_str(b, mg_str(g, x->name));
-        bprintf(b, ",\"id\":%lld,\"uniq_id\":%lld,\"rank\":%lld,\"exclusive\":%s,\"unit\":", (long long)x->id,
-                (long long)x->uniq_id, (long long)x->rank, out->excl[i] ? "true" : "false");
-        bjson_str(b, mg_str(g, x->unit));
-        bprintf(b, ",\"size\":%u", out->needs[i]);
-        if (x->nprop) {
-            bputs(b, ",\"properties\":{");
-            for (uint32_t p = 0; p < x->nprop; p++) {
-                if (p) bputs(b, ",");
-                bjson_str(b, mg_str(g, g->props[2 * (x->prop0 + p)]));
-                bputs(b, ":");
-                bjson_str(b, mg_str(g, g->props[2 * (x->prop0 + p) + 1]));
-            }
-            bputs(b, "}");
-        }
-        bputs(b, ",\"paths\":{\"containment\":");
-        bjson_str(b, mg_str(g, x->path));
-        bputs(b, "}}}");
-    }
-    bputs(b, "],\"edges\":[");
-    int first = 1;
-    uint8_t *emitted = calloc(g->nv ? g->nv : 1, 1);
-    if (!emitted) {
-        b->oom = 1;
-        return;
-    }
-    for (uint32_t i = 0; i < out->n; i++) emitted[out->verts[i]] = 1;
-    for (uint32_t i = 0; i < out->n; i++) {
-        const mg_vertex *x = &g->v[out->verts[i]];
-        if (x->parent < 0 || !emitted[x->parent]) continue;
-        if (!first) bputs(b, ",");
-        first = 0;
-        bprintf(b, "{\"source\":\"%lld\",\"target\":\"%lld\",\"metadata\":{\"name\":{\"containment\":\"contains\"}}}",
-                (long long)g->v[x->parent].uniq_id, (long long)x->uniq_id);
-    }
-    free(emitted);
-    bputs(b, "]}");
-}
-
-static void write_rv1(const matcher *m, const emit *out, buf *b, int64_t at, int64_t duration)
-{
-    const mgraph *g = m->g;
-    /* per rank: cores and gpus; ranks of nodes for the nodelist */
-    int64_t *ranks = malloc((out->n + 1) * sizeof *ranks);
-    if (!ranks) {
-        b->oom = 1;
-        return;
-    }
-    size_t nr = 0;
-    for (uint32_t i = 0; i < out->n; i++) {
-        const mg_vertex *x = &g->v[out->verts[i]];
-        if (x->type == g->node_type && x->rank >= 0) ranks[nr++] = x->rank;
-    }
-    nr = uniq_sorted(ranks, nr);
-    /* children strings per rank */
-    buf *kids = calloc(nr + 1, sizeof *kids);
-    int64_t *ids = malloc((out->n + 1) * sizeof *ids);
-    if (!kids || !ids) {
-        free(ranks), free(kids), free(ids);
-        b->oom = 1;
-        return;
-    }
-    for (size_t r = 0; r < nr; r++) {
-        int32_t types[2] = {g->core_type, g->gpu_type};
-        const char *tn[2] = {"core", "gpu"};
-        int first = 1;
-        for (int t = 0; t < 2; t++) {
-            size_t k = 0;
-            for (uint32_t i = 0; i < out->n; i++) {
-                const mg_vertex *x = &g->v[out->verts[i]];
-                if (x->type != types[t] || types[t] < 0) continue;
-                /* rank of the enclosing node */
-                int32_t p = (int32_t)out->verts[i];
-                int64_t rk = -1;
-                while (p >= 0) {
-                    if (g->v[p].type == g->node_type) {
-                        rk = g->v[p].rank;
-                        break;
-                    }
-                    p = g->v[p].parent;
-                }
-                if (rk == ranks[r]) ids[k++] = x->id;
-            }
-            if (!k) continue;
-            k = uniq_sorted(ids, k);
-            bprintf(&kids[r], "%s\"%s\":\"", first ? "" : ",", tn[t]);
-            idset_encode(&kids[r], ids, k);
-            bputs(&kids[r], "\"");
-            first = 0;
-        }
-    }
-    bputs(b, "{\"version\":1,\"execution\":{\"R_lite\":[");
-    int firstent = 1;
-    for (size_t r = 0; r < nr;) {
-        /* group ranks with identical children */
-        size_t k = 0;
-        int64_t *grp = malloc((nr + 1) * sizeof *grp);
-        if (!grp) {
-            b->oom = 1;
-            break;
-        }
-        const char *ks = kids[r].d ? kids[r].d : "";
-        bool *used = NULL;
-        (void)used;
-        size_t s = r;
-        while (s < nr && !strcmp(kids[s].d ? kids[s].d : "", ks)) grp[k++] = ranks[s++];
-        if (!firstent) bputs(b, ",");
-        firstent = 0;
-        bputs(b, "{\"rank\":\"");
-        idset_encode(b, grp, k);
-        bprintf(b, "\",\"children\":{%s}}", ks);
-        free(grp);
-        r = s;
-    }
-    bputs(b, "],\"nodelist\":[");
-    /* hostlist: runs of prefix + number compress to prefix[a-b,c] */
-    const char **names = calloc(nr + 1, sizeof *names);
-    if (!names) {
-        b->oom = 1;
-    } else {
-        for (size_t r = 0; r < nr; r++) {
-            names[r] = "";
-            for (uint32_t i = 0; i < out->n; i++) {
-                const mg_vertex *x = &g->v[out->verts[i]];
-                if (x->type == g->node_type && x->rank == ranks[r]) {
-                    names[r] = mg_str(g, x->name);
-                    break;
-                }
-            }
-        }
-        int firstname = 1;
-        for (size_t r = 0; r < nr;) {
-            const char *nm = names[r];
-            size_t len = strlen(nm), k = len;
-            while (k > 0 && nm[k - 1] >= '0' && nm[k - 1] <= '9') k--;
-            size_t s2 = r + 1;
-            if (k < len && !(nm[k] == '0' && len - k > 1)) {
-                while (s2 < nr) {
-                    const char *o = names[s2];
-                    size_t ol = strlen(o), ok = ol;
-                    while (ok > 0 && o[ok - 1] >= '0' && o[ok - 1] <= '9') ok--;
-                    if (ok != k || ok == ol || strncmp(o, nm, k) || (o[ok] == '0' && ol - ok > 1)) break;
-                    s2++;
-                }
-            }
-            if (!firstname) bputs(b, ",");
-            firstname = 0;
-            if (s2 - r == 1) {
-                bjson_str(b, nm);
-            } else {
-                int64_t *nums = malloc((s2 - r) * sizeof *nums);
-                if (!nums) {
-                    b->oom = 1;
-                    break;
-                }
-                for (size_t i = r; i < s2; i++) nums[i - r] = strtoll(names[i] + k, NULL, 10);
-                size_t nn = uniq_sorted(nums, s2 - r);
-                buf hl = {0};
-                badd(&hl, nm, k);
-                bputs(&hl, "[");
-                idset_encode(&hl, nums, nn);
-                bputs(&hl, "]");
-                bjson_str(b, hl.d ? hl.d : "");
-                free(hl.d);
-                free(nums);
-            }
-            r = s2;
-        }
-        free(names);
-    }
-    bprintf(b, "],\"starttime\":%lld,\"expiration\":%lld},\"scheduling\":{\"graph\":", (long long)at,
-            (long long)(at + duration));
-    write_jgf_graph(m, out, b);
-    bputs(b, "}}\n");
-    for (size_t r = 0; r < nr; r++) free(kids[r].d);
-    free(kids);
-    free(ids);
-    free(ranks);
 }
 
 /* --------------------------------------------------------------------- run */
@@ -1768,7 +1749,8 @@ static int request_feasible(matcher *m, int op, const cres *R, int nR)
 
 static int cmp_times(const void *a, const void *b)
 {
-    return cmp_i64(a, b);
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
 }
 
 static void info_block(buf *b, const mresult *r, int op)
@@ -1797,12 +1779,22 @@ static void info_block(buf *b, const mresult *r, int op)
 
 void m_result_free(mresult *r)
 {
-    free(r->simple);
+    free(r->R);
     free(r->info);
-    r->info = NULL;
-    free(r->rv1);
-    free(r->jgf);
-    r->simple = r->rv1 = r->jgf = NULL;
+    free(r->text);
+    r->R = r->info = r->text = NULL;
+}
+
+/* R, the INFO block and their concatenation; R may be NULL (nothing) */
+static void set_texts(mresult *r, int op, const char *R, size_t rlen)
+{
+    buf info = {0}, text = {0};
+    info_block(&info, r, op);
+    if (R) badd(&text, R, rlen);
+    badd(&text, info.d ? info.d : "", info.n);
+    r->R = R ? strndup(R, rlen) : strdup("");
+    r->info = info.d;
+    r->text = text.d;
 }
 
 static int sat_check(matcher *m, const cres *R, int nR, bool x)
@@ -1818,19 +1810,43 @@ static int sat_check(matcher *m, const cres *R, int nR, bool x)
     return rc;
 }
 
+/* Fluxion only takes resource types it has interned: a few built in, and
+ * those of the graph.  NULL when every type is known, else the first other. */
+static const char *unknown_type(const matcher *m, const mj_res *res, int n)
+{
+    static const char *const builtin[] = {"cluster", "rack", "node", "socket", "slot", "core", "gpu", "ssd"};
+    for (int i = 0; i < n; i++) {
+        bool ok = false;
+        for (size_t b = 0; b < sizeof builtin / sizeof builtin[0] && !ok; b++) ok = !strcmp(res[i].type, builtin[b]);
+        if (!ok) {
+            int32_t t = mg_type_id(m->g, res[i].type, false);
+            ok = t >= 0 && t < m->nknown && m->known[t];
+        }
+        if (!ok) return res[i].type;
+        const char *w = unknown_type(m, res[i].with, res[i].nwith);
+        if (w) return w;
+    }
+    return NULL;
+}
+
 void m_run(matcher *m, int op, const mjobspec *js, mresult *r)
 {
     memset(r, 0, sizeof *r);
     r->jobid = m->counter;
     r->satisfiable = true;
     m->errmsg[0] = 0;
-    buf text = {0};
     if (!js) {
         /* a jobspec that fails to parse: a failed match, the id is not used */
-        r->satisfiable = op != MOP_SATISFIABILITY;
-        info_block(&text, r, op);
-        r->simple = text.d;
-        r->info = text.d ? strdup(text.d) : NULL;
+        r->satisfiable = true; /* resource-query: errno EINVAL, never "Unsatisfiable" */
+        set_texts(r, op, NULL, 0);
+        return;
+    }
+    const char *unknown = unknown_type(m, js->res, js->nres);
+    if (unknown) {
+        /* a jobspec error: a failed match that uses no id, as a parse error */
+        snprintf(r->err, sizeof r->err, "resource type %.64s is not in the graph "
+                 "(Fluxion: Value of \"type\" must be a resource type known to fluxion)", unknown);
+        set_texts(r, op, NULL, 0);
         return;
     }
     cres *R = NULL;
@@ -1840,6 +1856,7 @@ void m_run(matcher *m, int op, const mjobspec *js, mresult *r)
     m->slot_type = mg_type_id(m->g, "slot", true);
     if (compile(m, js->res, js->nres, &R) < 0) {
         snprintf(r->err, sizeof r->err, "out of memory");
+        set_texts(r, op, NULL, 0);
         cres_free(R, js->nres);
         free(R);
         return;
@@ -1875,7 +1892,7 @@ void m_run(matcher *m, int op, const mjobspec *js, mresult *r)
         } else {
             rc = select_at(m, R, nR, x);
         }
-        if (feas >= 0 && rc != 0 && !m->errmsg[0]) {
+        if (feas >= 0 && rc != 0) {
             if (op == MOP_ALLOCATE_W_SAT) {
                 sat = sat_check(m, R, nR, x) == 0;
             } else if (op == MOP_ALLOCATE_ORELSE_RESERVE) {
@@ -1891,11 +1908,10 @@ void m_run(matcher *m, int op, const mjobspec *js, mresult *r)
                         if (times[i] < 1 || (i && times[i] == times[i - 1])) continue;
                         m->at = times[i];
                         rc = select_at(m, R, nR, x);
-                        if (m->errmsg[0]) break;
                     }
                     free(times);
                 }
-                if (rc != 0 && !m->errmsg[0]) {
+                if (rc != 0) {
                     m->at = 0;
                     sat = sat_check(m, R, nR, x) == 0;
                 }
@@ -1906,21 +1922,10 @@ void m_run(matcher *m, int op, const mjobspec *js, mresult *r)
             else if (m->at + m->duration > GRAPH_END) m->duration = GRAPH_END - m->at;
         }
     }
-    if (m->errmsg[0]) {
-        /* a traverser error: resource-query prints it on stderr and a
-         * failed match with the current id, which it does not use up */
-        snprintf(r->err, sizeof r->err, "%s", m->errmsg);
-        r->satisfiable = op != MOP_SATISFIABILITY;
-        buf t = {0}, inf = {0};
-        info_block(&t, r, op);
-        info_block(&inf, r, op);
-        r->simple = t.d;
-        r->info = inf.d;
-        cres_free(R, nR);
-        free(R);
-        arena_free(&m->arena);
-        return;
-    }
+    /* a traverser error (a jobspec the traversal cannot take, e.g. two
+     * siblings of one type) only fails the vertices where it is found:
+     * resource-query prints it on stderr and reports the match as usual */
+    if (m->errmsg[0]) snprintf(r->err, sizeof r->err, "%s", m->errmsg);
     r->satisfiable = sat;
     emit out;
     memset(&out, 0, sizeof out);
@@ -1940,35 +1945,78 @@ void m_run(matcher *m, int op, const mjobspec *js, mresult *r)
             j->at = m->at;
             j->duration = m->duration;
             j->state = m->at == 0 ? 0 : 1;
+            m->epoch++; /* the update walk has colors of its own */
             upd_dfv(m, j, &out, root, m->root_needs, m->root_excl, false, 0);
-            r->matched = out.n > 0;
+            r->matched = out.e.n > 0;
             r->reserved = m->at != 0;
             r->at = m->at;
+            if (!r->matched) {
+                /* The selection succeeded but its marks lead nowhere (a slot
+                 * that matched below a level the request names, e.g.
+                 * node > slot > core on node > socket > core).  Fluxion's
+                 * update fails there without setting errno: resource-query
+                 * prints "traverser: " and the errno left by earlier calls
+                 * (ENOTTY; ENOENT after a search for a reservation time,
+                 * which reads as unsatisfiable) and uses no id. */
+                free(j->verts);
+                m->njobs--;
+                bool searched = op == MOP_ALLOCATE_ORELSE_RESERVE && m->at != 0;
+                snprintf(r->err, sizeof r->err, "traverser: %s", strerror(searched ? ENOENT : ENOTTY));
+                r->satisfiable = !searched;
+                r->reserved = false;
+                r->at = 0;
+                set_texts(r, op, NULL, 0);
+                emit_free(&out);
+                cres_free(R, nR);
+                free(R);
+                arena_free(&m->arena);
+                return;
+            }
         }
     }
     if (op != MOP_SATISFIABILITY) {
         r->counted = true;
         m->counter++;
     }
-    buf simple = {0}, info = {0};
-    if (r->matched) badd(&simple, out.simple.d ? out.simple.d : "", out.simple.n);
-    info_block(&simple, r, op);
-    info_block(&info, r, op);
-    r->simple = simple.d;
-    r->info = info.d;
-    if (r->matched) {
-        buf rv = {0}, jg = {0};
-        write_rv1(m, &out, &rv, m->at, m->duration);
-        r->rv1 = rv.d;
-        bputs(&jg, "{\"graph\":");
-        write_jgf_graph(m, &out, &jg);
-        bputs(&jg, "}\n");
-        r->jgf = jg.d;
+    if (m->writer_broken) {
+        /* Once Fluxion's rlite writer has failed (a node of negative rank),
+         * what it gathered stays and every later write fails too: each
+         * command still matches (allocations stay, under the same id), then
+         * reports the writer error - an allocation as a failed match that
+         * uses no id, satisfiability as satisfiable. */
+        snprintf(r->err, sizeof r->err, "match writer emit: %s", strerror(EINVAL));
+        if (r->counted) m->counter--;
+        r->matched = r->reserved = r->counted = false;
+        r->at = 0;
+        r->satisfiable = true;
+        set_texts(r, op, NULL, 0);
+        emit_free(&out);
+        cres_free(R, nR);
+        free(R);
+        arena_free(&m->arena);
+        return;
     }
-    free(out.simple.d);
-    free(out.verts);
-    free(out.needs);
-    free(out.excl);
+    if (!r->matched || m->format == MFMT_SIMPLE) {
+        set_texts(r, op, r->matched ? (out.simple.d ? out.simple.d : "") : NULL, out.simple.n);
+    } else {
+        char *doc = out.e.oom ? NULL : mw_write(m->g, &out.e, m->format, m->at, m->at + m->duration, &m->pending);
+        if (!doc) {
+            /* as resource-query: the match is reported failed and its id
+             * is not used (the allocation it made stays) */
+            int e = out.e.oom ? ENOMEM : errno;
+            snprintf(r->err, sizeof r->err, "match writer emit: %s", strerror(e));
+            if (e == EINVAL) m->writer_broken = true;
+            r->matched = r->reserved = false;
+            r->at = 0;
+            r->counted = false;
+            m->counter--;
+            r->satisfiable = e != ENOENT;
+        }
+        set_texts(r, op, doc, doc ? strlen(doc) : 0);
+        free(doc);
+    }
+    if (out.simple.oom || out.e.oom) snprintf(r->err, sizeof r->err, "out of memory");
+    emit_free(&out);
     cres_free(R, nR);
     free(R);
     arena_free(&m->arena);
@@ -1991,6 +2039,19 @@ int m_cancel(matcher *m, int64_t jobid)
     j->verts = NULL;
     j->nverts = j->cap = 0;
     return 0;
+}
+
+void m_rewind(matcher *m, int64_t jobid)
+{
+    for (size_t i = 0; i < m->njobs; i++)
+        if (m->jobs[i].id >= jobid) m_cancel(m, m->jobs[i].id);
+    /* forget them: a rewound id is used again */
+    size_t k = 0;
+    for (size_t i = 0; i < m->njobs; i++)
+        if (m->jobs[i].id < jobid) m->jobs[k++] = m->jobs[i];
+        else free(m->jobs[i].verts);
+    m->njobs = k;
+    if (jobid < m->counter) m->counter = jobid;
 }
 
 int m_info(const matcher *m, int64_t jobid, const char **state, int64_t *at, bool *reserved)

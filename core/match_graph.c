@@ -527,6 +527,7 @@ static bool peek(scan *s, char c)
 
 typedef struct jedge {
     uint32_t src, tgt;
+    bool back;               /* metadata.name.containment "in": child -> parent */
 } jedge;
 
 typedef struct loadctx {
@@ -704,8 +705,12 @@ static int parse_node(loadctx *c)
                             if (jstring(s) < 0) rc = -1;
                             else rc = add_prop(g, &g->v[vi], key, kn, s->buf, s->blen);
                         } else {
-                            if (skip_value(s, 0) < 0) rc = -1;
-                            else rc = add_prop(g, &g->v[vi], key, kn, "", 0);
+                            /* Fluxion aborts on such a value (std::logic_error) */
+                            char m[160];
+                            snprintf(m, sizeof m, "metadata.properties.%.100s must be a string", key);
+                            free(key);
+                            sfail(s, m);
+                            return -1;
                         }
                         free(key);
                         if (rc < 0) {
@@ -734,6 +739,19 @@ static int parse_node(loadctx *c)
     if (!have_meta || !have_type) {
         char m[160];
         snprintf(m, sizeof m, "node %s: metadata.type is required", g->str + x->jgf_id);
+        sfail(s, m);
+        return -1;
+    }
+    if (!*(g->str + x->path)) {
+        /* Fluxion refuses such a node ("malformed metadata"), so do we */
+        char m[200];
+        snprintf(m, sizeof m, "node %s: metadata.paths.containment is required", g->str + x->jgf_id);
+        sfail(s, m);
+        return -1;
+    }
+    if (size < -1) {
+        char m[200];
+        snprintf(m, sizeof m, "node %s: metadata.size must not be negative", g->str + x->jgf_id);
         sfail(s, m);
         return -1;
     }
@@ -787,7 +805,7 @@ static int parse_edge(loadctx *c)
 {
     scan *s = &c->s;
     char *src = NULL, *tgt = NULL;
-    int containment = 1, r, first = 1, rc = -1;
+    int containment = 1, back = 0, r, first = 1, rc = -1;
     ws(s);
     const char *edge_start = s->p;
     while ((r = obj_next(s, &first)) == 1) {
@@ -808,6 +826,17 @@ static int parse_edge(loadctx *c)
                 if (strcmp(s->buf, "subsystem") == 0) {
                     if (jstring(s) < 0) goto out;
                     containment = strcmp(s->buf, "containment") == 0;
+                } else if (strcmp(s->buf, "name") == 0 && peek(s, '{')) {
+                    /* Fluence writes {"name": {"containment": "in"}} on the
+                     * reverse of every edge */
+                    int f3 = 1, r3;
+                    while ((r3 = obj_next(s, &f3)) == 1) {
+                        if (strcmp(s->buf, "containment") == 0 && peek(s, '"')) {
+                            if (jstring(s) < 0) goto out;
+                            back = strcmp(s->buf, "in") == 0;
+                        } else if (skip_value(s, 0) < 0) goto out;
+                    }
+                    if (r3 < 0) goto out;
                 } else if (skip_value(s, 0) < 0) goto out;
             }
             if (r2 < 0) goto out;
@@ -843,6 +872,7 @@ static int parse_edge(loadctx *c)
     }
     c->edges[c->nedges].src = (uint32_t)a;
     c->edges[c->nedges].tgt = (uint32_t)b;
+    c->edges[c->nedges].back = back;
     c->nedges++;
 out:
     free(src);
@@ -850,46 +880,84 @@ out:
     return rc;
 }
 
-/* Is tgt's containment path src's path plus one component? */
-static bool is_child_path(const mgraph *g, uint32_t src, uint32_t tgt)
+/* Is a's containment path a proper prefix of b's (a an ancestor of b)? */
+static bool path_ancestor(const mgraph *g, uint32_t a, uint32_t b)
 {
-    const char *ps = g->str + g->v[src].path, *pt = g->str + g->v[tgt].path;
-    if (!*ps || !*pt) return true; /* no paths: trust the edge */
-    size_t n = strlen(ps);
-    if (strncmp(ps, pt, n) != 0 || pt[n] != '/') return false;
-    return strchr(pt + n + 1, '/') == NULL;
+    const char *pa = g->str + g->v[a].path, *pb = g->str + g->v[b].path;
+    size_t n = strlen(pa);
+    return n && strncmp(pa, pb, n) == 0 && pb[n] == '/';
+}
+
+/* Is b's path a's path plus one component? */
+static bool path_child(const mgraph *g, uint32_t a, uint32_t b)
+{
+    const char *pa = g->str + g->v[a].path, *pb = g->str + g->v[b].path;
+    return path_ancestor(g, a, b) && !strchr(pb + strlen(pa) + 1, '/');
+}
+
+/* Fluxion keeps a vertex's out-edges in a map keyed by the target's uniq_id:
+ * a second containment edge from one vertex to the same uniq_id (the same
+ * edge twice, or two children sharing a uniq_id) fails to load there. */
+static int check_outedges(const mgraph *g, const jedge *edges, size_t nedges, char *err, size_t errlen)
+{
+    size_t cap = 16;
+    while (cap < nedges * 2) cap *= 2;
+    uint32_t *slot = malloc(cap * sizeof *slot);
+    if (!slot) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    memset(slot, 0xff, cap * sizeof *slot);
+    int rc = 0;
+    for (size_t i = 0; i < nedges && rc == 0; i++) {
+        uint32_t a = edges[i].src;
+        int64_t u = g->v[edges[i].tgt].uniq_id;
+        uint64_t h = ((uint64_t)a * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)u * 0xC2B2AE3D27D4EB4FULL);
+        size_t j = (size_t)(h ^ (h >> 29)) & (cap - 1);
+        while (slot[j] != (uint32_t)-1) {
+            const jedge *o = &edges[slot[j]];
+            if (o->src == a && g->v[o->tgt].uniq_id == u) {
+                snprintf(err, errlen, "error inserting an edge to outedge metadata map: %s -> %s",
+                         g->str + g->v[a].name, g->str + g->v[edges[i].tgt].name);
+                rc = -1;
+                break;
+            }
+            j = (j + 1) & (cap - 1);
+        }
+        slot[j] = (uint32_t)i;
+    }
+    free(slot);
+    return rc;
 }
 
 static int link_edges(mgraph *g, jedge *edges, size_t nedges, char *err, size_t errlen)
 {
+    if (check_outedges(g, edges, nedges, err, errlen) < 0) return -1;
     uint32_t *cnt = calloc((size_t)g->nv + 1, sizeof *cnt);
     if (!cnt) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    /* Every containment edge counts, in JGF order, except the reverse ones
+     * (to an ancestor, or marked "in"): a graph may be a DAG, a storage
+     * unit contained by its rack and by a global unit alike.  A vertex's
+     * parent is the one its path names, else its first. */
     size_t kept = 0;
     for (size_t i = 0; i < nedges; i++) {
         uint32_t a = edges[i].src, b = edges[i].tgt;
-        if (g->v[b].parent != -1 || !is_child_path(g, a, b)) {
+        if (edges[i].back || path_ancestor(g, b, a)) {
             edges[i].src = (uint32_t)-1;
             continue;
         }
-        /* a reverse edge (child -> parent) never passes is_child_path when
-         * paths exist; without paths, refuse any edge closing a cycle */
-        bool cycle = false;
-        for (int32_t x = (int32_t)a, hops = 0; x >= 0 && hops <= (int32_t)g->nv; x = g->v[x].parent, hops++)
-            if ((uint32_t)x == b) {
-                cycle = true;
-                break;
-            }
-        if (cycle) {
-            edges[i].src = (uint32_t)-1;
-            continue;
-        }
-        g->v[b].parent = (int32_t)a;
         cnt[a]++;
         kept++;
     }
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < nedges; i++) {
+            uint32_t a = edges[i].src, b = edges[i].tgt;
+            if (a == (uint32_t)-1 || g->v[b].parent != -1) continue;
+            if (pass == 1 || path_child(g, a, b)) g->v[b].parent = (int32_t)a;
+        }
     free(g->children);
     g->children = malloc((kept ? kept : 1) * sizeof *g->children);
     if (!g->children) {
@@ -932,34 +1000,44 @@ static int link_edges(mgraph *g, jedge *edges, size_t nedges, char *err, size_t 
         snprintf(err, errlen, "no root in the containment subsystem");
         return -1;
     }
-    /* the traversals recurse: refuse absurdly deep trees up front */
-    uint32_t *queue = malloc(((size_t)g->nv + 1) * sizeof *queue);
-    uint16_t *depth = calloc((size_t)g->nv + 1, sizeof *depth);
-    if (!queue || !depth) {
-        free(queue);
-        free(depth);
+    /* The traversals recurse: refuse cycles and absurd depths up front
+     * (an iterative depth-first walk with colors). */
+    uint32_t *stack = malloc(((size_t)g->nv + 1) * sizeof *stack), *next = calloc((size_t)g->nv + 1, sizeof *next);
+    uint8_t *color = calloc((size_t)g->nv + 1, 1);
+    if (!stack || !next || !color) {
+        free(stack), free(next), free(color);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    size_t qh = 0, qt = 0;
-    queue[qt++] = (uint32_t)g->root;
     int rc = 0;
-    while (qh < qt && rc == 0) {
-        uint32_t v = queue[qh++];
+    size_t sp = 0;
+    stack[sp++] = (uint32_t)g->root;
+    color[g->root] = 1;
+    while (sp && rc == 0) {
+        uint32_t v = stack[sp - 1];
         const mg_vertex *x = &g->v[v];
-        for (uint32_t k = 0; k < x->nchild; k++) {
-            uint32_t c = g->children[x->child0 + k];
-            if (depth[v] >= 4096) {
+        if (next[v] == x->nchild) {
+            color[v] = 2;
+            sp--;
+            continue;
+        }
+        uint32_t c = g->children[x->child0 + next[v]++];
+        if (color[c] == 1) {
+            snprintf(err, errlen, "containment cycle: %s -> %s", g->str + x->name, g->str + g->v[c].name);
+            rc = -1;
+        } else if (color[c] == 0) {
+            if (sp >= 4096) {
                 snprintf(err, errlen, "containment tree deeper than 4096 levels");
                 rc = -1;
-                break;
+            } else {
+                color[c] = 1;
+                stack[sp++] = c;
             }
-            depth[c] = (uint16_t)(depth[v] + 1);
-            queue[qt++] = c;
         }
     }
-    free(queue);
-    free(depth);
+    free(stack);
+    free(next);
+    free(color);
     return rc;
 }
 
@@ -1133,6 +1211,7 @@ int mg_finish(mgraph *g, char *err, size_t errlen)
         if (g->v[v].parent >= 0) {
             edges[ne].src = (uint32_t)g->v[v].parent;
             edges[ne].tgt = v;
+            edges[ne].back = false;
             ne++;
         }
         g->v[v].parent = -1;

@@ -623,7 +623,12 @@ mjobspec *mj_parse(const char *text, size_t len, const char *name, char *err, si
     }
     if (parse_tasks(&c, t, js) < 0) goto fail;
     const ynode *a = yget(root, "attributes");
-    if (a && !is_null(a) && parse_attributes(&c, a, js) < 0) goto fail;
+    if (!a) {
+        /* Fluxion: Missing key "attributes" in top level mapping */
+        vfail(&c, NULL, "attributes is required");
+        goto fail;
+    }
+    if (!is_null(a) && parse_attributes(&c, a, js) < 0) goto fail;
     ynode_free(root);
     return js;
 fail:

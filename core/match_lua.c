@@ -4,9 +4,11 @@
  *   local g, err = match.load_jgf(text, name)      -- graph userdata
  *   local g, err = match.load_jgf_file(path)
  *   local g, err = match.graph_from_resources(tbl)  -- see match_build below
- *   local m = match.new(g, { policy = "first" })    -- matcher, own allocations
- *   local r = m:run(op, jobspec_text, name)         -- see push_result
- *   m:cancel(id)  m:info(id)  m:next_jobid()
+ *   local m = match.new(g, { policy = "first", format = "simple" })
+ *                                                   -- matcher, own allocations
+ *   local r = m:run(op, jobspec_text, name)         -- see matcher_run
+ *   m:cancel(id)  m:info(id)  m:next_jobid()  m:rewind(id)
+ *   m:backend()                                     -- "builtin" or "fluxion"
  *   match.parse_jobspec(text, name) -> table | nil, err
  *
  * Graph and matcher are userdata with __gc; a matcher keeps its graph alive
@@ -30,6 +32,13 @@ typedef struct lgraph {
     mgraph *g;
     char *text;              /* the JGF, kept only for FLUENCE_FLUXION_LIB */
 } lgraph;
+
+/* The JGF text Fluxion loads: as read, or written from a built graph. */
+static const char *graph_text(lgraph *lg)
+{
+    if (!lg->text) lg->text = mw_graph_jgf(lg->g);
+    return lg->text;
+}
 
 typedef struct lmatcher {
     matcher *m;
@@ -429,12 +438,20 @@ static int l_new(lua_State *L)
 {
     mgraph *g = check_graph(L, 1);
     lgraph *lgr = luaL_checkudata(L, 1, GRAPH_MT);
-    const char *policy = "first";
+    const char *policy = "first", *fmtname = "simple";
     if (lua_istable(L, 2)) {
         lua_getfield(L, 2, "policy");
         if (lua_isstring(L, -1)) policy = lua_tostring(L, -1);
+        lua_getfield(L, 2, "format");
+        if (lua_isstring(L, -1)) fmtname = lua_tostring(L, -1);
     } else if (lua_isstring(L, 2)) {
         policy = lua_tostring(L, 2);
+    }
+    int format = m_format(fmtname);
+    if (format < 0) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "unknown match format %s (simple, rv1, rv1_nosched or jgf)", fmtname);
+        return 2;
     }
     lmatcher *lm = lua_newuserdatauv(L, sizeof *lm, 1);
     lm->m = NULL;
@@ -444,17 +461,20 @@ static int l_new(lua_State *L)
     lua_setiuservalue(L, -2, 1);
     char err[512];
     err[0] = 0;
-    if (fluxion_lib() && lgr->text) {
-        lm->ext = mr_open(fluxion_lib(), lgr->text, policy, err, sizeof err);
-        if (!lm->ext) {
+    if (fluxion_lib()) {
+        /* the library answers an unknown policy with "can't create matcher" */
+        if (m_check_policy(policy, err, sizeof err) < 0) {
             lua_pushnil(L);
             lua_pushstring(L, err);
             return 2;
         }
-        return 1;
+        const char *text = graph_text(lgr);
+        if (!text) return luaL_error(L, "not enough memory");
+        lm->ext = mr_open(fluxion_lib(), text, policy, format, err, sizeof err);
+    } else {
+        lm->m = m_new(g, policy, format, err, sizeof err);
     }
-    lm->m = m_new(g, policy, err, sizeof err);
-    if (!lm->m) {
+    if (!lm->m && !lm->ext) {
         lua_pushnil(L);
         lua_pushstring(L, err);
         return 2;
@@ -502,7 +522,8 @@ static void set_str(lua_State *L, const char *k, const char *v)
 }
 
 /* m:run(op, text, name) -> { ok, jobid, reserved, at, satisfiable, counted,
- *   simple, rv1, jgf, error, parse_error } */
+ *   text (resource-query's -t text), R (the resources alone), info, error,
+ *   parse_error } */
 static int matcher_run(lua_State *L)
 {
     matcher *m = check_matcher(L, 1);
@@ -538,10 +559,9 @@ static int matcher_run(lua_State *L)
     lua_setfield(L, -2, "satisfiable");
     lua_pushboolean(L, r.counted);
     lua_setfield(L, -2, "counted");
-    set_str(L, "simple", r.simple);
+    set_str(L, "text", r.text);
+    set_str(L, "R", r.R);
     set_str(L, "info", r.info);
-    set_str(L, "rv1", r.rv1);
-    set_str(L, "jgf", r.jgf);
     if (!parsed) set_str(L, "error", err);
     else if (r.err[0]) set_str(L, "error", r.err);
     if (!parsed) {
@@ -602,8 +622,26 @@ static int matcher_info(lua_State *L)
 static int matcher_next_jobid(lua_State *L)
 {
     matcher *m = check_matcher(L, 1);
-    if (ext_matcher(L, 1)) lua_pushnil(L);
-    else lua_pushinteger(L, m_next_jobid(m));
+    mreapi *ext = ext_matcher(L, 1);
+    lua_pushinteger(L, ext ? mr_next_jobid(ext) : m_next_jobid(m));
+    return 1;
+}
+
+/* m:rewind(id): cancels every job from id on and makes id the next job id */
+static int matcher_rewind(lua_State *L)
+{
+    matcher *m = check_matcher(L, 1);
+    lua_Integer id = luaL_checkinteger(L, 2);
+    mreapi *ext = ext_matcher(L, 1);
+    if (ext) mr_rewind(ext, id);
+    else m_rewind(m, id);
+    return 0;
+}
+
+static int matcher_backend(lua_State *L)
+{
+    check_matcher(L, 1);
+    lua_pushstring(L, ext_matcher(L, 1) ? "fluxion" : "builtin");
     return 1;
 }
 
@@ -726,6 +764,8 @@ int luaopen_fluence_match(lua_State *L)
                                                {"cancel", matcher_cancel},
                                                {"info", matcher_info},
                                                {"next_jobid", matcher_next_jobid},
+                                               {"rewind", matcher_rewind},
+                                               {"backend", matcher_backend},
                                                {NULL, NULL}};
     static const luaL_Reg funcs[] = {{"load_jgf", l_load_jgf},
                                      {"load_jgf_file", l_load_jgf_file},

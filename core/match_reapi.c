@@ -1,11 +1,21 @@
 /* Optional: Fluxion itself as the matcher.  When FLUENCE_FLUXION_LIB names
  * flux-sched's libreapi_cli shared library, matchers are backed by it
- * (loaded with dlopen) instead of the built-in one; the results take the
- * same shape (mresult), with the simple-format text only.
+ * (loaded with dlopen) instead of the built-in one; results take the same
+ * shape (mresult), in the format the matcher was opened with.
  *
- * The reapi_cli contract (fluxion.md): a failed match may still return 0
- * with errno EBUSY (not now) or ENODEV (never); -1 is an error such as a
- * jobspec that fails to parse. */
+ * The contract of libreapi_cli v0.54 (checked against the library):
+ *   - match operations are match_op_t values: 1 allocate, 2 allocate with
+ *     satisfiability, 3 allocate orelse reserve, 4 satisfiability;
+ *   - a match returns 0 when it allocated / reserved (satisfiability: when
+ *     satisfiable), -1 otherwise: with errno EBUSY (not now) or ENODEV
+ *     (never) it is a failed match that uses up its job id, as resource-query
+ *     prints it (a traverser message may come with it); with any other errno
+ *     it is an error (a jobspec that does not parse, a writer or update
+ *     failure) that uses none (ENOENT still reads as unsatisfiable);
+ *   - errno is meaningless after a successful match;
+ *   - error messages accumulate in one process-wide buffer until cleared.
+ * Job ids are ours (reapi_cli_match_with_jobid), counted the way
+ * resource-query counts them, so a trial match can be rewound. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
@@ -18,10 +28,11 @@
 typedef void *(*new_fn)(void);
 typedef void (*destroy_fn)(void *);
 typedef int (*init_fn)(void *, const char *, const char *);
-typedef int (*match_fn)(void *, int, const char *, uint64_t *, bool *, char **, int64_t *, double *);
+typedef int (*match_fn)(void *, int, const char *, uint64_t, bool *, char **, int64_t *, double *);
 typedef int (*cancel_fn)(void *, uint64_t, bool);
 typedef int (*info_fn)(void *, uint64_t, char **, bool *, int64_t *, double *);
 typedef const char *(*errmsg_fn)(void *);
+typedef void (*clear_fn)(void *);
 
 struct mreapi {
     void *dl, *ctx;
@@ -30,28 +41,37 @@ struct mreapi {
     cancel_fn cancel;
     info_fn info;
     errmsg_fn errmsg;
-    uint64_t next_id;
+    clear_fn clear;
+    int64_t next_id;
 };
 
-/* reapi's match_op_t */
+/* match_op_t of flux-sched v0.54 (MATCH_UNKNOWN is 0) */
 enum { R_ALLOCATE = 1, R_ALLOCATE_W_SAT = 2, R_ALLOCATE_ORELSE_RESERVE = 3, R_SATISFIABILITY = 4 };
 
-static void *sym(void *dl, const char *name, char *err, size_t errlen)
-{
-    void *p = dlsym(dl, name);
-    if (!p) snprintf(err, errlen, "%s: missing symbol", name);
-    return p;
-}
-
+/* The library's error text as one line ("a; b"), appended to err, then
+ * cleared in the library. */
 static void take_err(mreapi *r, char *err, size_t errlen)
 {
-    const char *e = r->errmsg ? r->errmsg(r->ctx) : NULL;
-    if (e && *e) {
-        snprintf(err, errlen, "%s", e);
-        size_t n = strlen(err);
-        while (n && err[n - 1] == '\n') err[--n] = 0;
+    char *e = (char *)r->errmsg(r->ctx);
+    r->clear(r->ctx);
+    if (!e) return;
+    size_t o = strlen(err), start = o;
+    for (const char *p = e; *p && o + 3 < errlen;) {
+        size_t n = strcspn(p, "\n");
+        if (n) {
+            if (o > start) {
+                err[o++] = ';';
+                err[o++] = ' ';
+            }
+            if (n > errlen - o - 1) n = errlen - o - 1;
+            memcpy(err + o, p, n);
+            o += n;
+            err[o] = 0;
+        }
+        p += n;
+        while (*p == '\n') p++;
     }
-    free((void *)e);
+    free(e);
 }
 
 static void json_str(char *dst, size_t n, const char *s)
@@ -59,13 +79,20 @@ static void json_str(char *dst, size_t n, const char *s)
     size_t o = 0;
     for (; *s && o + 8 < n; s++) {
         if (*s == '"' || *s == '\\') dst[o++] = '\\';
+        if ((unsigned char)*s < 0x20) continue;
         dst[o++] = *s;
     }
     dst[o] = 0;
 }
 
-mreapi *mr_open(const char *lib, const char *graph_text, const char *policy, char *err, size_t errlen)
+mreapi *mr_open(const char *lib, const char *graph_text, const char *policy, int format, char *err, size_t errlen)
 {
+    static const char *const formats[] = {"simple", "rv1", "rv1_nosched", "jgf"};
+    err[0] = 0;
+    if (format < MFMT_SIMPLE || format > MFMT_JGF) {
+        snprintf(err, errlen, "unknown match format");
+        return NULL;
+    }
     mreapi *r = calloc(1, sizeof *r);
     if (!r) {
         snprintf(err, errlen, "out of memory");
@@ -80,35 +107,43 @@ mreapi *mr_open(const char *lib, const char *graph_text, const char *policy, cha
     }
     new_fn mk = NULL;
     init_fn init = NULL;
+    static const char *const names[] = {"reapi_cli_new",    "reapi_cli_initialize",    "reapi_cli_destroy",
+                                        "reapi_cli_cancel", "reapi_cli_info",          "reapi_cli_get_err_msg",
+                                        "reapi_cli_clear_err_msg", "reapi_cli_match_with_jobid"};
+    void *p[8];
+    for (int i = 0; i < 8; i++)
+        if (!(p[i] = dlsym(r->dl, names[i]))) {
+            snprintf(err, errlen,
+                     "FLUENCE_FLUXION_LIB=%s: not flux-sched's libreapi_cli v0.54 or later (no symbol %s)", lib,
+                     names[i]);
+            dlclose(r->dl);
+            free(r);
+            return NULL;
+        }
     /* POSIX: function pointers from dlsym, copied bytewise (ISO C has no cast) */
-#define LOAD(var, name)                                   \
-    do {                                                  \
-        void *p_ = sym(r->dl, name, err, errlen);         \
-        if (p_) memcpy(&(var), &p_, sizeof(var));         \
-    } while (0)
-    LOAD(mk, "reapi_cli_new");
-    LOAD(init, "reapi_cli_initialize");
-    LOAD(r->destroy, "reapi_cli_destroy");
-    LOAD(r->match, "reapi_cli_match");
-    LOAD(r->cancel, "reapi_cli_cancel");
-    LOAD(r->info, "reapi_cli_info");
-    {
-        void *p_ = dlsym(r->dl, "reapi_cli_get_err_msg");
-        if (p_) memcpy(&r->errmsg, &p_, sizeof r->errmsg);
-    }
-#undef LOAD
-    if (!mk || !init || !r->destroy || !r->match || !r->cancel || !r->info || !(r->ctx = mk())) {
-        if (!err[0]) snprintf(err, errlen, "reapi_cli_new failed");
+    memcpy(&mk, &p[0], sizeof mk);
+    memcpy(&init, &p[1], sizeof init);
+    memcpy(&r->destroy, &p[2], sizeof r->destroy);
+    memcpy(&r->cancel, &p[3], sizeof r->cancel);
+    memcpy(&r->info, &p[4], sizeof r->info);
+    memcpy(&r->errmsg, &p[5], sizeof r->errmsg);
+    memcpy(&r->clear, &p[6], sizeof r->clear);
+    memcpy(&r->match, &p[7], sizeof r->match);
+    if (!(r->ctx = mk())) {
+        snprintf(err, errlen, "FLUENCE_FLUXION_LIB: reapi_cli_new failed");
         dlclose(r->dl);
         free(r);
         return NULL;
     }
     char pol[256], opts[400];
     json_str(pol, sizeof pol, policy && *policy ? policy : "first");
-    snprintf(opts, sizeof opts, "{\"load_format\":\"jgf\",\"matcher_policy\":\"%s\",\"match_format\":\"simple\"}", pol);
+    snprintf(opts, sizeof opts, "{\"load_format\":\"jgf\",\"matcher_policy\":\"%s\",\"match_format\":\"%s\"}", pol,
+             formats[format]);
+    r->clear(r->ctx);
     if (init(r->ctx, graph_text, opts) != 0) {
-        snprintf(err, errlen, "reapi_cli_initialize failed");
+        snprintf(err, errlen, "Fluxion: ");
         take_err(r, err, errlen);
+        if (!strcmp(err, "Fluxion: ")) snprintf(err, errlen, "Fluxion: reapi_cli_initialize failed");
         mr_free(r);
         return NULL;
     }
@@ -123,14 +158,25 @@ void mr_free(mreapi *r)
     free(r);
 }
 
-static char *cat(const char *a, const char *b)
+static char *info_text(const mresult *res, int op)
 {
-    size_t la = a ? strlen(a) : 0, lb = strlen(b);
-    char *p = malloc(la + lb + 1);
-    if (!p) return NULL;
-    if (la) memcpy(p, a, la);
-    memcpy(p + la, b, lb + 1);
-    return p;
+    char buf[512];
+    if (op == MOP_SATISFIABILITY)
+        snprintf(buf, sizeof buf, "INFO: =============================\nINFO: %s request\n"
+                 "INFO: =============================\n", res->satisfiable ? "Satisfiable" : "Unsatisfiable");
+    else if (res->matched && res->at == 0)
+        snprintf(buf, sizeof buf, "INFO: =============================\nINFO: JOBID=%lld\n"
+                 "INFO: RESOURCES=ALLOCATED\nINFO: SCHEDULED AT=Now\nINFO: =============================\n",
+                 (long long)res->jobid);
+    else if (res->matched)
+        snprintf(buf, sizeof buf, "INFO: =============================\nINFO: JOBID=%lld\n"
+                 "INFO: RESOURCES=RESERVED\nINFO: SCHEDULED AT=%lld\nINFO: =============================\n",
+                 (long long)res->jobid, (long long)res->at);
+    else
+        snprintf(buf, sizeof buf, "INFO: =============================\nINFO: No matching resources found\n"
+                 "%sINFO: JOBID=%lld\nINFO: =============================\n",
+                 res->satisfiable ? "" : "INFO: Unsatisfiable request\n", (long long)res->jobid);
+    return strdup(buf);
 }
 
 void mr_run(mreapi *r, int op, const char *jobspec, mresult *res)
@@ -138,60 +184,69 @@ void mr_run(mreapi *r, int op, const char *jobspec, mresult *res)
     static const int ops[] = {R_ALLOCATE, R_ALLOCATE_W_SAT, R_ALLOCATE_ORELSE_RESERVE, R_SATISFIABILITY};
     memset(res, 0, sizeof *res);
     res->satisfiable = true;
-    res->jobid = (int64_t)r->next_id;
-    uint64_t jobid = 0;
+    res->jobid = r->next_id;
     bool reserved = false;
     char *R = NULL;
     int64_t at = 0;
     double ov = 0;
+    r->clear(r->ctx);
     errno = 0;
-    int rc = r->match(r->ctx, ops[op], jobspec, &jobid, &reserved, &R, &at, &ov);
+    int rc = r->match(r->ctx, ops[op], jobspec, (uint64_t)r->next_id, &reserved, &R, &at, &ov);
     int e = errno;
-    char info[512];
-    if (op == MOP_SATISFIABILITY) {
-        res->satisfiable = rc == 0 && !(e == ENODEV || e == ENOENT);
-        snprintf(info, sizeof info, "INFO: =============================\nINFO: %s request\n"
-                 "INFO: =============================\n", res->satisfiable ? "Satisfiable" : "Unsatisfiable");
-    } else {
-        if (rc == 0) {
-            res->jobid = (int64_t)jobid;
-            res->counted = true;
-            r->next_id = jobid + 1;
-            res->matched = !(e == ENODEV || e == EBUSY || e == EINVAL || e == ENOENT);
-            res->satisfiable = !(e == ENODEV || e == ENOENT);
-        } else {
-            take_err(r, res->err, sizeof res->err);
+    take_err(r, res->err, sizeof res->err);
+    if (rc == 0) {
+        if (op != MOP_SATISFIABILITY) {
+            res->matched = true;
+            res->reserved = at != 0;
+            res->at = at;
         }
-        res->reserved = res->matched && at != 0;
-        res->at = res->matched ? at : 0;
-        char when[32];
-        if (at == 0) snprintf(when, sizeof when, "Now");
-        else snprintf(when, sizeof when, "%lld", (long long)at);
-        if (res->matched)
-            snprintf(info, sizeof info, "INFO: =============================\nINFO: JOBID=%lld\n"
-                     "INFO: RESOURCES=%s\nINFO: SCHEDULED AT=%s\nINFO: =============================\n",
-                     (long long)res->jobid, at == 0 ? "ALLOCATED" : "RESERVED", when);
-        else
-            snprintf(info, sizeof info, "INFO: =============================\nINFO: No matching resources found\n"
-                     "%sINFO: JOBID=%lld\nINFO: =============================\n",
-                     res->satisfiable ? "" : "INFO: Unsatisfiable request\n", (long long)res->jobid);
+    } else {
+        res->satisfiable = e != ENODEV && e != ENOENT;
     }
-    res->info = strdup(info);
-    res->simple = cat(res->matched ? R : NULL, info);
+    /* a failed match uses its id (errno EBUSY or ENODEV, possibly with a
+     * traverser message); a jobspec error (EINVAL) or a writer error does not */
+    bool failed_match = e == EBUSY || e == ENODEV;
+    if (op != MOP_SATISFIABILITY && (rc == 0 || failed_match)) {
+        res->counted = true;
+        r->next_id++;
+    }
+    res->R = strdup(res->matched && R ? R : "");
+    res->info = info_text(res, op);
+    size_t a = strlen(res->R ? res->R : ""), b = strlen(res->info ? res->info : "");
+    if ((res->text = malloc(a + b + 1))) {
+        memcpy(res->text, res->R ? res->R : "", a);
+        memcpy(res->text + a, res->info ? res->info : "", b + 1);
+    }
     free(R);
 }
 
 int mr_cancel(mreapi *r, int64_t jobid)
 {
-    return r->cancel(r->ctx, (uint64_t)jobid, false) == 0 ? 0 : -1;
+    int rc = r->cancel(r->ctx, (uint64_t)jobid, false) == 0 ? 0 : -1;
+    r->clear(r->ctx);
+    return rc;
 }
 
 int mr_info(mreapi *r, int64_t jobid, char *state, size_t n, int64_t *at, bool *reserved)
 {
     char *mode = NULL;
     double ov = 0;
-    if (r->info(r->ctx, (uint64_t)jobid, &mode, reserved, at, &ov) != 0) return -1;
+    int rc = r->info(r->ctx, (uint64_t)jobid, &mode, reserved, at, &ov);
+    r->clear(r->ctx);
+    if (rc != 0) return -1;
     snprintf(state, n, "%s", mode ? mode : "");
     free(mode);
     return 0;
+}
+
+int64_t mr_next_jobid(const mreapi *r)
+{
+    return r->next_id;
+}
+
+void mr_rewind(mreapi *r, int64_t jobid)
+{
+    for (int64_t id = jobid; id < r->next_id; id++) r->cancel(r->ctx, (uint64_t)id, true);
+    r->clear(r->ctx);
+    if (jobid < r->next_id) r->next_id = jobid;
 }

@@ -8,12 +8,15 @@
 
 typedef struct mreapi mreapi;
 
-/* dlopen lib, initialize it with the JGF text and the policy; NULL + err. */
-mreapi *mr_open(const char *lib, const char *graph_text, const char *policy, char *err, size_t errlen);
+/* dlopen lib, initialize it with the JGF text, the policy and the match
+ * format (MFMT_*); NULL + a one-line message in err. */
+mreapi *mr_open(const char *lib, const char *graph_text, const char *policy, int format, char *err, size_t errlen);
 void mr_free(mreapi *r);
-/* op: MOP_*; fills res like m_run (simple and info only) */
+/* op: MOP_*; fills res like m_run */
 void mr_run(mreapi *r, int op, const char *jobspec, mresult *res);
 int mr_cancel(mreapi *r, int64_t jobid);
 int mr_info(mreapi *r, int64_t jobid, char *state, size_t n, int64_t *at, bool *reserved);
+int64_t mr_next_jobid(const mreapi *r);
+void mr_rewind(mreapi *r, int64_t jobid);
 
 #endif

@@ -15,7 +15,7 @@
 --                      free now (the live cluster less its running pods)
 --   request.matchers = { [backend name] = <fluence.match matcher> }   (optional)
 --                      matchers holding the current allocations, used by fits:now
---                      (their state is restored after the check)
+--                      (the check is rewound: its jobs cancelled, their ids unused)
 --   request.match_policy = "first" | "lonode" | ...                    (optional)
 --   request.keep_unmatched = { [backend name] = true }   (optional) backends
 --                      kept without a graph (their cluster's could not be read)
@@ -97,7 +97,10 @@ local function check(graph, matcher, specs, now, policy, full)
     m, err = graph:matcher { policy = policy }
     if not m then return false, "cannot match: " .. tostring(err) end
   end
-  local taken, ok, why = {}, true, nil
+  -- a trial: every job id and allocation it takes is rewound afterwards,
+  -- failed matches included (resource-query counts an id for those too)
+  local mark = matcher and matcher:next_jobid()
+  local ok, why = true, nil
   for _, js in ipairs(specs) do
     local r = m:run(now and "allocate" or "satisfiability", js.text, js.what)
     if now and not r.ok and not r.error then
@@ -118,13 +121,12 @@ local function check(graph, matcher, specs, now, policy, full)
                             or ("%s can never fit"):format(js.what == "compute" and "the group" or js.what)
         break
       end
-      taken[#taken + 1] = r.jobid
     elseif not r.satisfiable then
       ok, why = false, ("%s can never fit"):format(js.what == "compute" and "the group" or js.what)
       break
     end
   end
-  if matcher then for _, id in ipairs(taken) do matcher:cancel(id) end end
+  if matcher then matcher:rewind(mark) end
   return ok, why
 end
 

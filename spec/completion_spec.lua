@@ -119,9 +119,9 @@ describe("fluence completion", function()
       -- ... kubectl does not
       assert.are.same({ "--dry-run=server" }, complete_bash{ "fluence", "apply", "--dry-run=s" })
       assert.are.same({ "high", "hinode", "hinodex" }, complete_bash{ "fluence", "match", "-P", "h" })
-      assert.are.same({ "first", "firstnodex", "high", "hinode", "hinodex", "lonode", "lonodex", "low" },
+      assert.are.same({ "first", "firstnodex", "high", "hinode", "hinodex", "locality", "lonode", "lonodex", "low", "variation" },
                       complete_bash{ "fluence", "match", "--policy", "" })
-      assert.are.same({ "jgf", "rv1", "simple" }, complete_bash{ "fluence", "match", "-F", "" })
+      assert.are.same({ "jgf", "rv1", "rv1_nosched", "simple" }, complete_bash{ "fluence", "match", "-F", "" })
       assert.are.same({ "bash", "kubectl", "zsh" }, complete_bash{ "fluence", "completion", "" })
       assert.are.same({ "explain" }, complete_bash{ "fluence", "help", "exp" })
     end)
@@ -246,7 +246,7 @@ describe("fluence completion", function()
         { "fluence select --provider-dir examples/providers --provider gpu-p",
           "fluence select --provider-dir examples/providers --provider gpu-pricing " },
         { "fluence -v sel", "fluence -v select " },
-        { "fluence match -F r", "fluence match -F rv1 " },
+        { "fluence match -F j", "fluence match -F jgf " },
       }
       local driver = {
         "zmodload zsh/zpty",

@@ -83,8 +83,9 @@ describe("fits policy", function()
     keep, why = now(backends("big", "small"), req)
     assert.are.equal("big", names(keep))
     assert.are.equal("qdevice does not fit now", why.small)
-    -- the check left the matcher as it was
-    -- the check left the matcher as it was: big is still free
+    -- the check left the matcher as it was: no job id used, failed matches
+    -- included (resource-query counts those), and big is still free
+    assert.are.equal(2, m:next_jobid())
     assert.is_true(m:run("allocate", (pin:gsub("backend=small", "backend=big")), "big").ok)
     -- without graphs there is nothing to check
     keep = sat(backends("x"), { pods = 1, pod = {} })

@@ -44,9 +44,9 @@ describe("JGF loader", function()
     assert.are.equal("yes", v["/c/host7/mem3"].properties.fast)
     local m = assert(match.new(g, { policy = "low" }))
     local r = m:run("allocate", "version: 1\nresources:\n  - {type: slot, count: 1, label: s, with: [{type: core, count: 1}]}\n" ..
-                    "tasks:\n  - {command: [a], slot: s, count: {per_slot: 1}}\n", "j")
+                    "tasks:\n  - {command: [a], slot: s, count: {per_slot: 1}}\nattributes: {}\n", "j")
     assert.are.equal("      ---------core12[1:x]\n      ------host7[1:s]\n      ---c[1:s]\n",
-                     r.simple:match("^(.-)INFO"))
+                     r.text:match("^(.-)INFO"))
   end)
 
   it("takes numbers beyond int64 without undefined behaviour (a make fuzz finding)", function()
@@ -74,12 +74,19 @@ describe("JGF loader", function()
     { '{"graph": {"nodes": []}}', "t.json:JGF does not contain a required key (edges)" },
     { '{"nodes": []}', "t.json:JGF does not contain a required key (graph)" },
     { '{"graph": {"nodes": [{"id": "0"}], "edges": []}}', "t.json:1:22: node 0: metadata.type is required" },
-    { '{"graph": {"nodes": [{"id": "a", "metadata": {"type": "x"}}], "edges": []}}',
+    -- Fluxion refuses a node without a containment path ("malformed metadata")
+    { '{"graph": {"nodes": [{"id": "0", "metadata": {"type": "x"}}], "edges": []}}',
+      "t.json:1:22: node 0: metadata.paths.containment is required" },
+    { '{"graph": {"nodes": [{"id": "0", "metadata": {"type": "x", "size": -2, "paths": {"containment": "/x0"}}}], "edges": []}}',
+      "t.json:1:22: node 0: metadata.size must not be negative" },
+    { '{"graph": {"nodes": [{"id": "a", "metadata": {"type": "x", "paths": {"containment": "/x"}}}], "edges": []}}',
       "t.json:1:22: node a: uniq_id could not be inferred from the id" },
-    { '{"graph": {"nodes": [{"id": "0", "metadata": {"type": "x"}}, {"id": "0", "metadata": {"type": "x"}}], "edges": []}}',
-      "t.json:1:62: found duplicate JGF node id 0" },
-    { '{"graph": {"nodes": [{"id": "0", "metadata": {"type": "x"}}], "edges": [{"source": "0", "target": "9"}]}}',
-      "t.json:1:73: source and/or target vertex not found: 0 -> 9" },
+    { '{"graph": {"nodes": [{"id": "0", "metadata": {"type": "x", "paths": {"containment": "/x"}}}, ' ..
+      '{"id": "0", "metadata": {"type": "x", "paths": {"containment": "/x"}}}], "edges": []}}',
+      "t.json:1:94: found duplicate JGF node id 0" },
+    { '{"graph": {"nodes": [{"id": "0", "metadata": {"type": "x", "paths": {"containment": "/x"}}}], ' ..
+      '"edges": [{"source": "0", "target": "9"}]}}',
+      "t.json:1:105: source and/or target vertex not found: 0 -> 9" },
     { '{"graph": {"nodes": [{"id": "0", "metadata": {"type": "x", "size": "big"}}], "edges": []}}',
       "t.json:1:68: metadata.size must be an integer" },
   }
@@ -139,7 +146,7 @@ describe("graph_from_resources", function()
     local m = assert(match.new(g, { policy = "first" }))
     local r = m:run("allocate", set.devices[1].text, "qpu")
     assert.is_true(r.ok)
-    assert.matches("ionq%[1:x%]", r.simple)
+    assert.matches("ionq%[1:x%]", r.text)
     assert.is_false(m:run("allocate", set.devices[1].text, "qpu").ok) -- the only ionq device is taken
     local c = m:run("allocate", set.compute, "compute")
     assert.is_false(c.ok) -- 3 GiB per pod does not fit 8 memory units

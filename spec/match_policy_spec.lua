@@ -20,7 +20,7 @@ local NODE_CORES = "  - type: node\n    count: 1\n    with:\n      - type: slot\
 -- vertex lines of a simple output, without the INFO block
 local function picked(r)
   local t = {}
-  for line in r.simple:gmatch("[^\n]+") do
+  for line in r.text:gmatch("[^\n]+") do
     if not line:match("^INFO:") then t[#t + 1] = (line:gsub("^%s+", "")) end
   end
   return table.concat(t, " ")
@@ -105,7 +105,7 @@ describe("match operations", function()
     local r2 = m:run("allocate_orelse_reserve", SLOT2x4, "x")
     assert.is_true(r2.ok and r2.reserved)
     assert.are.equal(100, r2.at)
-    assert.matches("INFO: RESOURCES=RESERVED\nINFO: SCHEDULED AT=100\n", r2.simple, 1, true)
+    assert.matches("INFO: RESOURCES=RESERVED\nINFO: SCHEDULED AT=100\n", r2.text, 1, true)
     local r3 = m:run("allocate_orelse_reserve", SLOT2x4, "x")
     assert.are.equal(200, r3.at)
     local r4 = m:run("allocate", SLOT2x4, "x")
@@ -113,7 +113,7 @@ describe("match operations", function()
     assert.is_true(r4.satisfiable)
     assert.are.equal(4, r4.jobid)
     assert.are.equal("INFO: =============================\nINFO: No matching resources found\n" ..
-                     "INFO: JOBID=4\nINFO: =============================\n", r4.simple)
+                     "INFO: JOBID=4\nINFO: =============================\n", r4.text)
     assert.are.same({ jobid = 2, state = "RESERVED", at = 100, reserved = true }, m:info(2))
     assert.is_true(m:cancel(1))
     assert.are.equal("CANCELED", m:info(1).state)
@@ -131,11 +131,11 @@ describe("match operations", function()
     assert.is_false(r.satisfiable)
     assert.is_false(r.counted)
     assert.are.equal("INFO: =============================\nINFO: Unsatisfiable request\n" ..
-                     "INFO: =============================\n", r.simple)
+                     "INFO: =============================\n", r.text)
     assert.is_true(m:run("satisfiability", SLOT2x4, "x").satisfiable)
     local a = m:run("allocate_with_satisfiability", huge, "x")
     assert.are.equal("INFO: =============================\nINFO: No matching resources found\n" ..
-                     "INFO: Unsatisfiable request\nINFO: JOBID=1\nINFO: =============================\n", a.simple)
+                     "INFO: Unsatisfiable request\nINFO: JOBID=1\nINFO: =============================\n", a.text)
     assert.is_true(m:run("allocate", SLOT2x4, "x").ok)
     local b = m:run("allocate_with_satisfiability", SLOT2x4, "x")
     assert.is_false(b.ok)
@@ -152,13 +152,57 @@ describe("match operations", function()
     assert.are.equal(1, m:next_jobid())
   end)
 
-  it("writes rv1 and jgf", function()
+  -- resource-query v0.54 -F rv1 / -F jgf on the same graph, jobspec and policy
+  local JGF = '{"graph": {"nodes": [{"id": "2", "metadata": {"type": "core", "id": 0, "rank": -1, "exclusive": true, ' ..
+    '"paths": {"containment": "/small0/node0/core0"}}}, {"id": "3", "metadata": {"type": "core", "id": 1, "rank": -1, ' ..
+    '"exclusive": true, "paths": {"containment": "/small0/node0/core1"}}}, {"id": "1", "metadata": {"type": "node", ' ..
+    '"id": 0, "rank": 0, "properties": {"virtual=false": ""}, "paths": {"containment": "/small0/node0"}}}, {"id": "0", ' ..
+    '"metadata": {"type": "cluster", "name": "small0", "id": 0, "rank": -1, "paths": {"containment": "/small0"}}}], ' ..
+    '"edges": [{"source": "1", "target": "2"}, {"source": "1", "target": "3"}, {"source": "0", "target": "1"}]}}'
+  local EXEC = '"execution": {"R_lite": [{"rank": "0", "children": {"core": "0-1"}}], "nodelist": ["node0"], ' ..
+    '"properties": {"virtual=false": "0"}, "starttime": 0, "expiration": 100}'
+
+  it("writes rv1, rv1_nosched and jgf as resource-query does", function()
+    local want = {
+      jgf = JGF .. "\n",
+      rv1 = '{"version": 1, ' .. EXEC .. ', "scheduling": ' .. JGF .. "}\n",
+      rv1_nosched = '{"version": 1, ' .. EXEC .. "}\n",
+    }
+    for format, text in pairs(want) do
+      local m = assert(match.new(g, { policy = "low", format = format }))
+      local r = m:run("allocate", js(NODE_CORES), "x")
+      assert.are.equal(text, r.R)
+      assert.are.equal(text .. r.info, r.text)
+    end
+    assert.are.equal("unknown match format xml (simple, rv1, rv1_nosched or jgf)",
+                     select(2, match.new(g, { format = "xml" })))
+  end)
+
+  it("writes no rv1 when no node holds cores or gpus, as Fluxion", function()
+    local m = assert(match.new(g, { policy = "low", format = "rv1" }))
+    local r = m:run("allocate", js("  - type: node\n    count: 1\n    with:\n      - type: slot\n        count: 1\n" ..
+                                   "        label: s\n        with:\n          - {type: memory, count: 4}"), "x")
+    assert.is_true(r.ok)
+    assert.are.equal("", r.R)
+  end)
+
+  it("rewinds a trial: ids and allocations as before", function()
     local m = assert(match.new(g, { policy = "low" }))
-    local r = m:run("allocate", js(NODE_CORES), "x")
-    assert.matches('"R_lite":%[{"rank":"0","children":{"core":"0%-1"}}%]', r.rv1)
-    assert.matches('"nodelist":%["node0"%],"starttime":0,"expiration":100', r.rv1)
-    assert.matches('^{"graph":{"nodes":%[', r.jgf)
-    assert.matches('"name":"core1"', r.jgf)
+    assert.is_true(m:run("allocate", CORE1, "x").ok)
+    local mark = m:next_jobid()
+    assert.are.equal(2, mark)
+    local first = m:run("allocate", CORE1, "x")
+    assert.is_true(first.ok)
+    assert.is_true(m:run("allocate", CORE1, "x").ok)
+    assert.is_false(m:run("allocate", SLOT2x4, "x").ok)
+    assert.are.equal(5, m:next_jobid())
+    m:rewind(mark)
+    assert.are.equal(2, m:next_jobid())
+    assert.is_nil(m:info(2))
+    assert.is_nil(m:info(3))
+    local again = m:run("allocate", CORE1, "x")
+    assert.are.equal(2, again.jobid)
+    assert.are.equal(first.text, again.text)
   end)
 end)
 
@@ -185,7 +229,7 @@ describe("fluence match", function()
     cli.write(dir .. "/n.yaml", js(NODE_CORES))
     local r = cli.run { "match", "--graph", FIXTURE, "-P", "low", "-F", "rv1", "n.yaml", "n.yaml", cwd = dir }
     assert.are.equal(0, r.code, r.err)
-    assert.matches('"R_lite":[{"rank":"0"', r.out, 1, true)
+    assert.matches('"R_lite": [{"rank": "0"', r.out, 1, true)
     assert.matches("INFO: JOBID=2\n", r.out, 1, true)
     cli.cleanup()
   end)
@@ -202,32 +246,6 @@ describe("fluence match", function()
     assert.are.equal(2, r.code)
     r = cli.run { "match", stdin = "" }
     assert.are.equal(2, r.code)
-    cli.cleanup()
-  end)
-end)
-
-describe("FLUENCE_FLUXION_LIB", function()
-  it("runs the matches in Fluxion's libreapi_cli when one is named", function()
-    local dir = cli.tmpdir()
-    local lib = dir .. "/libfake.so"
-    local ok = os.execute(("cc -shared -fPIC -o %s %s 2>/dev/null"):format(cli.quote(lib),
-      cli.quote(cli.root .. "/spec/fixtures/match/fake_reapi.c")))
-    if not ok then return end -- no compiler: nothing to test
-    cli.write(dir .. "/a.yaml", CORE1)
-    cli.write(dir .. "/never.yaml", CORE1 .. "# never\n")
-    local script = "match allocate a.yaml\nmatch allocate a.yaml\nmatch allocate_with_satisfiability never.yaml\n" ..
-                   "match satisfiability a.yaml\ninfo 1\ncancel 1\n"
-    local r = cli.run { "match", "--graph", FIXTURE, "--policy", "low", stdin = script, cwd = dir,
-                        env = { FLUENCE_FLUXION_LIB = lib } }
-    assert.are.equal(0, r.code, r.err)
-    assert.are.equal("      ------core0[1:x]\n      ---small0[1:s]\nINFO: =============================\n" ..
-      "INFO: JOBID=1\nINFO: RESOURCES=ALLOCATED\nINFO: SCHEDULED AT=Now\nINFO: =============================\n" ..
-      "INFO: =============================\nINFO: No matching resources found\nINFO: JOBID=2\n" ..
-      "INFO: =============================\n" ..
-      "INFO: =============================\nINFO: No matching resources found\nINFO: Unsatisfiable request\n" ..
-      "INFO: JOBID=3\nINFO: =============================\n" ..
-      "INFO: =============================\nINFO: Satisfiable request\nINFO: =============================\n", r.out)
-    assert.matches("INFO: 1, ALLOCATED, 0, a.yaml, 0", r.err, 1, true)
     cli.cleanup()
   end)
 end)

@@ -100,7 +100,10 @@ json; apply and create: name, yaml or json (the objects the server returned;
 with --dry-run=client the edited input); explain: table or json; policies and
 providers: table, json or name; graph: jgf or tree.]],
   policy = [[All of Fluxion's: first, high, low, lonode, hinode, lonodex, hinodex,
-firstnodex.]],
+firstnodex, locality, variation, or settings such as
+"policy=low node_centric=true node_exclusive=true".]],
+  format = [[Exactly what resource-query -F writes: simple, rv1, rv1_nosched or jgf
+(see docs/fluxion.md).]],
   ["dry-run"] = [[Selection always runs; with client nothing is sent to the cluster, with server
 the API server validates and admits the objects without persisting them
 (dryRun=All).]],
@@ -227,6 +230,7 @@ local ENV = {
   { "FLUENCE_PROVIDER_PATH", "Colon-separated directories of provider plugins, searched after --provider-dir." },
   { "FLUENCE_SOURCE_DIR", "Load lua/, policies/ and providers/ from this source tree before the built-in copies (development)." },
   { "FLUENCE_DEBUG", "When set, internal errors (exit 70) carry a Lua traceback." },
+  { "FLUENCE_FLUXION_LIB", "Path of flux-sched's libreapi_cli.so (v0.54 or later): match and the fits policy then run in Fluxion itself instead of the built-in matcher, with the same results." },
   { "KUBECONFIG", "Colon-separated kubeconfig files, merged (the first file that sets a value wins); --kubeconfig overrides it." },
   { "KUBERNETES_SERVICE_HOST, KUBERNETES_SERVICE_PORT", "Inside a pod without a kubeconfig: the API server, with the service account's token and CA." },
   { "NO_COLOR", "When set and not empty, explain prints no colour (https://no-color.org)." },

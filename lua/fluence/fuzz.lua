@@ -139,7 +139,8 @@ function fuzz.jgf(data)
   if g then
     local m = match.new(g, { policy = "first" })
     m:run("allocate_orelse_reserve", "version: 1\nresources:\n- type: slot\n  count: 1\n  label: s\n" ..
-          "  with:\n  - type: core\n    count: 1\ntasks:\n- command: [x]\n  slot: s\n  count: {per_slot: 1}\n",
+          "  with:\n  - type: core\n    count: 1\ntasks:\n- command: [x]\n  slot: s\n  count: {per_slot: 1}\n" ..
+          "attributes: {}\n",
           "fixed.yaml")
   end
 end

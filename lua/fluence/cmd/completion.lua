@@ -31,8 +31,8 @@ local OUTPUT = {
 }
 local VALUES = {
   ["dry-run"] = { "none", "client", "server" },
-  policy = { "first", "high", "low", "lonode", "hinode", "lonodex", "hinodex", "firstnodex" },
-  format = { "simple", "rv1", "jgf" },
+  policy = { "first", "high", "low", "lonode", "hinode", "lonodex", "hinodex", "firstnodex", "locality", "variation" },
+  format = { "simple", "rv1", "rv1_nosched", "jgf" },
 }
 -- How other option arguments complete.
 local FILES = { filename = true, attributes = true, graph = true, kubeconfig = true }

@@ -1,4 +1,4 @@
--- fluence match --graph GRAPH.json [--policy P] [--format simple|rv1|jgf] [JOBSPEC...]
+-- fluence match --graph GRAPH.json [--policy P] [--format simple|rv1|rv1_nosched|jgf] [JOBSPEC...]
 --
 -- Reads a resource-query command script on stdin (match allocate FILE,
 -- match allocate_orelse_reserve FILE, match allocate_with_satisfiability FILE,
@@ -12,7 +12,7 @@ local match = require "fluence.match"
 
 local M = {}
 
-local FORMATS = { simple = true, rv1 = true, jgf = true }
+local FORMATS = { simple = true, rv1 = true, rv1_nosched = true, jgf = true }
 
 local function one(v)
   if type(v) == "table" then return v[#v] end
@@ -26,7 +26,7 @@ local function words(line)
 end
 
 -- Runs a command script; returns the -t text and the stderr text.
-function M.script(m, text, format)
+function M.script(m, text)
   local out, err = {}, {}
   local specs = {}
   for line in (text .. "\n"):gmatch("([^\n]*)\n") do
@@ -50,14 +50,11 @@ function M.script(m, text, format)
             err[#err + 1] = "ERROR: can't open " .. file .. "\n"
           else
             local r = m:run(op, js, file)
-            if r.error then err[#err + 1] = "match_allocate: ERROR: " .. r.error .. "\n" end
-            if r.simple then
-              if format == "simple" or not r.ok then
-                out[#out + 1] = r.simple
-              else
-                out[#out + 1] = (r[format] or "") .. r.info
-              end
+            if r.error then
+              local e = r.error:find("^match_allocate") and r.error or "match_allocate: ERROR: " .. r.error
+              err[#err + 1] = e .. "\n"
             end
+            out[#out + 1] = r.text
             if r.ok then specs[r.jobid] = file end
           end
         end
@@ -93,13 +90,14 @@ function M.run(args)
   if not graph then errors.raise("USAGE", "match: --graph GRAPH.json is required") end
   local format = one(opts.format) or "simple"
   if not FORMATS[format] then
-    errors.raise("USAGE", "match: --format must be simple, rv1 or jgf (got %s)", format)
+    errors.raise("USAGE", "match: --format must be simple, rv1, rv1_nosched or jgf (got %s)", format)
   end
   local policy = one(opts.policy) or "first"
   local g, gerr = match.load_jgf_file(graph)
   if not g then errors.raise("INPUT", "%s", gerr) end
-  local m, merr = match.new(g, { policy = policy })
-  if not m then errors.raise("USAGE", "match: %s", merr) end
+  local m, merr = match.new(g, { policy = policy, format = format })
+  -- Fluxion refusing the graph is bad input; a bad policy or library is usage
+  if not m then errors.raise(merr:find("^Fluxion: ") and "INPUT" or "USAGE", "match: %s", merr) end
   local script
   local positional = args.positional or {}
   if #positional > 0 then
@@ -111,7 +109,7 @@ function M.run(args)
     if not text then errors.raise("INPUT", "%s", rerr) end
     script = text
   end
-  local out, err = M.script(m, script, format)
+  local out, err = M.script(m, script)
   if err ~= "" then sys.write(2, err) end
   sys.write(1, out)
   return sys.EXIT.OK
