@@ -121,7 +121,7 @@ bench: deps-test all
 # libFuzzer targets (clang from Debian): one harness, fuzz/fuzz_target.c,
 # runs lua/fluence/fuzz.lua's target per input in a fresh runtime.  Seeds
 # live in fuzz/corpus/TARGET; findings land in build-fuzz/.
-FUZZ_TARGETS := yaml json manifest policy attributes kubeconfig offerings jobspec jgf braket
+FUZZ_TARGETS := yaml json manifest policy attributes kubeconfig offerings jobspec jgf braket kubelists
 FUZZ_TIME    ?= 30
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
                 -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
