@@ -169,6 +169,13 @@ static int http_request(lua_State *L)
     return n;
 }
 
+static void what_url(lua_State *L, lua_Integer i, struct http_transfer *t, void *ud)
+{
+    (void)i;
+    (void)ud;
+    push_safe_url(L, t);
+}
+
 static int http_request_many(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -189,57 +196,7 @@ static int http_request_many(lua_State *L)
         lua_rawseti(L, 2, i);
         lua_pop(L, 1);
     }
-    CURLM *multi = curl_multi_init();
-    if (!multi) return luaL_error(L, "cannot create a curl multi handle");
-    curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, max_parallel);
-    curl_multi_setopt(multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
-    for (lua_Integer i = 1; i <= n; i++) {
-        lua_rawgeti(L, 2, i);
-        struct http_transfer *t = lua_touserdata(L, -1);
-        curl_easy_setopt(t->easy, CURLOPT_PRIVATE, (void *)(intptr_t)i);
-        curl_multi_add_handle(multi, t->easy);
-        lua_pop(L, 1);
-    }
-    int running = 1;
-    while (running) {
-        CURLMcode mc = curl_multi_perform(multi, &running);
-        if (mc == CURLM_OK && running) mc = curl_multi_poll(multi, NULL, 0, 1000, NULL);
-        if (mc != CURLM_OK) break;
-    }
-    CURLMsg *msg;
-    int left;
-    while ((msg = curl_multi_info_read(multi, &left))) {
-        if (msg->msg != CURLMSG_DONE) continue;
-        void *priv = NULL;
-        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
-        lua_Integer i = (lua_Integer)(intptr_t)priv;
-        lua_rawgeti(L, 2, i);
-        struct http_transfer *t = lua_touserdata(L, -1);
-        int k = push_result(L, t, msg->data.result);
-        if (k == 2) {                              /* nil, message -> {error = message} */
-            lua_createtable(L, 0, 1);
-            lua_insert(L, -2);
-            lua_setfield(L, -2, "error");
-            lua_remove(L, -2);
-        }
-        lua_rawseti(L, 3, i);
-        lua_pop(L, 1);
-    }
-    for (lua_Integer i = 1; i <= n; i++) {
-        lua_rawgeti(L, 2, i);
-        struct http_transfer *t = lua_touserdata(L, -1);
-        curl_multi_remove_handle(multi, t->easy);
-        http_transfer_free(t);
-        lua_pop(L, 1);
-        if (lua_rawgeti(L, 3, i) == LUA_TNIL) {     /* never finished: say so */
-            lua_pop(L, 1);
-            lua_createtable(L, 0, 1);
-            lua_pushliteral(L, "transfer did not complete");
-            lua_setfield(L, -2, "error");
-            lua_rawseti(L, 3, i);
-        } else lua_pop(L, 1);
-    }
-    curl_multi_cleanup(multi);
+    http_transfer_run_all(L, 2, 3, n, max_parallel, what_url, NULL);
     return 1;
 }
 

@@ -181,3 +181,65 @@ int http_transfer_result(lua_State *L, struct http_transfer *t, CURLcode rc, con
     lua_setfield(L, -2, "headers");
     return 1;
 }
+
+void http_transfer_run_all(lua_State *L, int transfers, int results, lua_Integer n, long max_parallel,
+                           http_transfer_what what, void *ud)
+{
+    transfers = lua_absindex(L, transfers);
+    results = lua_absindex(L, results);
+    CURLM *multi = curl_multi_init();
+    if (!multi) luaL_error(L, "cannot create a curl multi handle");
+    if (max_parallel > 0) curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, max_parallel);
+    curl_multi_setopt(multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+    for (lua_Integer i = 1; i <= n; i++) {
+        if (lua_rawgeti(L, transfers, i) != LUA_TNIL) {
+            struct http_transfer *t = lua_touserdata(L, -1);
+            curl_easy_setopt(t->easy, CURLOPT_PRIVATE, (void *)(intptr_t)i);
+            curl_multi_add_handle(multi, t->easy);
+        }
+        lua_pop(L, 1);
+    }
+    int running = 1;
+    while (running) {
+        CURLMcode mc = curl_multi_perform(multi, &running);
+        if (mc == CURLM_OK && running) mc = curl_multi_poll(multi, NULL, 0, 1000, NULL);
+        if (mc != CURLM_OK) break;
+    }
+    CURLMsg *msg;
+    int left;
+    while ((msg = curl_multi_info_read(multi, &left))) {
+        if (msg->msg != CURLMSG_DONE) continue;
+        void *priv = NULL;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
+        lua_Integer i = (lua_Integer)(intptr_t)priv;
+        lua_rawgeti(L, transfers, i);
+        struct http_transfer *t = lua_touserdata(L, -1);
+        int top = lua_gettop(L);
+        what(L, i, t, ud);
+        int k = http_transfer_result(L, t, msg->data.result, lua_tostring(L, -1));
+        if (k == 2) {                              /* nil, message -> {error = message} */
+            lua_createtable(L, 0, 1);
+            lua_insert(L, -2);
+            lua_setfield(L, -2, "error");
+            lua_remove(L, -2);
+        }
+        lua_rawseti(L, results, i);
+        lua_settop(L, top - 1);
+    }
+    for (lua_Integer i = 1; i <= n; i++) {
+        if (lua_rawgeti(L, transfers, i) != LUA_TNIL) {
+            struct http_transfer *t = lua_touserdata(L, -1);
+            curl_multi_remove_handle(multi, t->easy);
+            http_transfer_free(t);
+        }
+        lua_pop(L, 1);
+        if (lua_rawgeti(L, results, i) == LUA_TNIL) {     /* never finished: say so */
+            lua_pop(L, 1);
+            lua_createtable(L, 0, 1);
+            lua_pushliteral(L, "transfer did not complete");
+            lua_setfield(L, -2, "error");
+            lua_rawseti(L, results, i);
+        } else lua_pop(L, 1);
+    }
+    curl_multi_cleanup(multi);
+}

@@ -39,4 +39,14 @@ void http_transfer_free(struct http_transfer *t);
  * it holds no secret (no query string, no credentials). */
 int http_transfer_result(lua_State *L, struct http_transfer *t, CURLcode rc, const char *what);
 
+/* [-0, +0, m]  Performs every transfer of table `transfers` (indices 1..n; a
+ * nil entry is skipped) at once on one curl multi handle, at most
+ * max_parallel connections (0: no limit; multiplexed on HTTP/2), and stores
+ * at results[i] the result table, or {error = message} (also for one that
+ * never completed; an entry already in results is kept).  what(L, i, t, ud)
+ * pushes the description of transfer i for messages.  Frees the transfers. */
+typedef void (*http_transfer_what)(lua_State *L, lua_Integer i, struct http_transfer *t, void *ud);
+void http_transfer_run_all(lua_State *L, int transfers, int results, lua_Integer n, long max_parallel,
+                           http_transfer_what what, void *ud);
+
 #endif

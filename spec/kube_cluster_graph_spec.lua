@@ -16,10 +16,7 @@ envtest.describe("the live cluster graph", function(api)
   local made_nodes = {}
 
   local function node(name, status, spec)
-    api:request("POST", "/api/v1/nodes", { apiVersion = "v1", kind = "Node", metadata = { name = name }, spec = spec })
-    api:request("PATCH", "/api/v1/nodes/" .. name .. "/status", { status = status },
-                "application/merge-patch+json")
-    made_nodes[#made_nodes + 1] = name
+    made_nodes[#made_nodes + 1] = api:node(name, status, spec)
   end
 
   local function pod(name, node_name, cpu, memory, phase)

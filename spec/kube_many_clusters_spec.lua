@@ -16,10 +16,7 @@ envtest.describe("several clusters", function(east)
   local made = {}
 
   local function node(api, name, cpu)
-    api:request("POST", "/api/v1/nodes", { apiVersion = "v1", kind = "Node", metadata = { name = name } })
-    api:request("PATCH", "/api/v1/nodes/" .. name .. "/status",
-                { status = { capacity = { cpu = cpu, memory = "16Gi", pods = "110" } } }, "application/merge-patch+json")
-    made[#made + 1] = { api, name }
+    made[#made + 1] = { api, api:node(name, { capacity = { cpu = cpu, memory = "16Gi", pods = "110" } }) }
   end
 
   setup(function()

@@ -30,6 +30,7 @@
 --                                    -- 127.0.0.1, localhost, api.fluence.test
 --   api:kubectl{...}                 -- runs the real kubectl against it
 --   api:install_crd(file)            -- a CRD, served once this returns
+--   api:node(name, status [, spec])  -- a Node, its status set as a kubelet would
 --
 -- Where the assets are: $KUBEBUILDER_ASSETS, else build/envtest (which
 -- `make test` prepares from ../shared/envtest when it is there).  Tokens are
@@ -288,6 +289,14 @@ function API:client_cert(user, group, ca_dir)
   }, " && "))
   assert(ok, out)
   return base .. ".crt", base .. ".key"
+end
+
+-- A Node object with its status written through the status subresource,
+-- as a kubelet would (there is none here).  Returns its name.
+function API:node(name, status, spec)
+  self:request("POST", "/api/v1/nodes", { apiVersion = "v1", kind = "Node", metadata = { name = name }, spec = spec })
+  self:request("PATCH", "/api/v1/nodes/" .. name .. "/status", { status = status }, "application/merge-patch+json")
+  return name
 end
 
 -- Installs a CRD from a YAML file (server-side apply) and waits until the
