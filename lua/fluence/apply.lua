@@ -136,46 +136,57 @@ local function invalid_reason(err)
   return err.server_message or err.message
 end
 
--- One object this run pinned, against what the cluster holds:
+-- Objects this run pinned, against what the cluster holds (all read at
+-- once, one curl multi; then the dry runs at once):
 -- * the same decision as the live object's: its audit keeps the live time,
 --   so re-applying an unchanged manifest changes nothing at all;
 -- * another pin: a server dry run says whether the change is allowed; a
 --   refusal (a Job's pod template is immutable) is a conflict.
-local function check_one(client, o, opts)
-  local ns, meta = place(client, o, opts)
-  if not meta.name then return nil end
-  local path = client:path(o.apiVersion, o.kind, ns, meta.name)
-  local ok, st, live = errors.try(client.request, client, "GET", path)
-  if not ok then
-    if st.status == 404 then return nil end              -- new: nothing to change
-    error(st, 0)
-  end
-  local lann = type(live) == "table" and type(live.metadata) == "table" and live.metadata.annotations
-  lann = type(lann) == "table" and lann or {}
-  local ann = type(meta.annotations) == "table" and meta.annotations or {}
-  local from = lann[PIN]
-  if ann[RESULT] and timeless(lann[RESULT]) == timeless(ann[RESULT]) and lann[RESULT] ~= ann[RESULT] then
-    ann[RESULT] = lann[RESULT]
-    o.source.json = json.encode(o.doc)
-  end
-  if from == o.chosen then return nil end
-  local q = { fieldManager = opts.field_manager or M.FIELD_MANAGER, dryRun = "All" }
-  if opts.force then q.force = "true" end
-  local okd, err = errors.try(client.request, client, "PATCH", path, json.encode(o.doc), "application/apply-patch+yaml", q)
-  if okd then return nil end
-  if err.status ~= 422 then error(err, 0) end           -- not about the change: apply reports it
-  return { name = M.display_name(o.apiVersion, o.kind, meta.name), namespace = ns, from = from, to = o.chosen,
-           reason = invalid_reason(err) }
-end
-
+-- A check that cannot be made (no right to read it, an unknown kind ...) is
+-- left to the apply, which reports it.
 function M.preflight(client, objects, opts)
   opts = opts or {}
-  local conflicts = {}
+  if opts.create then return {} end
+  local checks = {}
   for _, o in ipairs(expand(objects)) do
-    if o.chosen and o.source and not opts.create then
-      local ok, c = errors.try(check_one, client, o, opts)
-      -- a check that cannot be made (no right to read it ...) is left to the apply
-      if ok and c then conflicts[#conflicts + 1] = c end
+    if o.chosen and o.source then
+      local ok, ns, meta = errors.try(place, client, o, opts)
+      if ok and meta.name then
+        local okp, path = errors.try(client.path, client, o.apiVersion, o.kind, ns, meta.name)
+        if okp then checks[#checks + 1] = { o = o, ns = ns, meta = meta, path = path } end
+      end
+    end
+  end
+  local gets = {}
+  for i, c in ipairs(checks) do gets[i] = { client, "GET", c.path } end
+  local live = kubeclient.request_many(gets)
+  local changed = {}
+  for i, c in ipairs(checks) do
+    local r = live[i]
+    if not r.error then
+      local o, meta = c.o, c.meta
+      local lm = type(r.body) == "table" and r.body.metadata
+      local lann = type(lm) == "table" and type(lm.annotations) == "table" and lm.annotations or {}
+      local ann = type(meta.annotations) == "table" and meta.annotations or {}
+      if ann[RESULT] and timeless(lann[RESULT]) == timeless(ann[RESULT]) and lann[RESULT] ~= ann[RESULT] then
+        ann[RESULT] = lann[RESULT]
+        o.source.json = json.encode(o.doc)
+      end
+      c.from = lann[PIN]
+      if c.from ~= o.chosen then changed[#changed + 1] = c end
+    end
+  end
+  local q = { fieldManager = opts.field_manager or M.FIELD_MANAGER, dryRun = "All", force = opts.force and "true" or nil }
+  local dry = {}
+  for i, c in ipairs(changed) do
+    dry[i] = { client, "PATCH", c.path, json.encode(c.o.doc), "application/apply-patch+yaml", q }
+  end
+  local conflicts = {}
+  for i, r in ipairs(kubeclient.request_many(dry)) do
+    local c = changed[i]
+    if r.error and r.error.status == 422 then
+      conflicts[#conflicts + 1] = { name = M.display_name(c.o.apiVersion, c.o.kind, c.meta.name), namespace = c.ns,
+                                    from = c.from, to = c.o.chosen, reason = invalid_reason(r.error) }
     end
   end
   return conflicts
