@@ -369,18 +369,18 @@ local function caller_env()
 end
 
 function M.describe(name, fn)
+  -- looked up when called: busted gives each block its own `it` and `pending`
   local env = caller_env()
-  local describe, it, pending = env.describe, env.it, env.pending
   local api, reason = M.get()
   if not api then
-    describe(name, function()
-      it("runs against a real kube-apiserver", function()
-        pending("skipped (" .. reason .. "): " .. M.HOW)
+    env.describe(name, function()
+      env.it("runs against a real kube-apiserver", function()
+        env.pending("skipped (" .. reason .. "): " .. M.HOW)
       end)
     end)
     return
   end
-  describe(name .. " (real kube-apiserver)", function() fn(api) end)
+  env.describe(name .. " (real kube-apiserver)", function() fn(api) end)
 end
 
 return M
