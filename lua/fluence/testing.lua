@@ -184,13 +184,14 @@ end
 -- attribute file's format ({name =, attributes = {...}, strings = {...}}) or
 -- whole documents ({backends = {...}}), served to the file provider as one
 -- file of their own.
-local function attribute_files(list, p, files)
+local function attribute_files(list, p, files, own)
   if list == nil then return nil end
   if type(list) ~= "table" then fail("t.select: attributes must be a list (paths or backends)") end
   local paths, inline = {}, {}
   for i, a in ipairs(list) do
     if type(a) == "string" then
       paths[#paths + 1] = project.join(p.base, a)
+      own[paths[#paths]] = true
     elseif type(a) == "table" and a.backends ~= nil then
       local name = ("%s (attributes #%d)"):format(p.file, i)
       files[name] = json.encode(a)
@@ -228,7 +229,8 @@ function t.select(o, where)
   local files = {}
   for k, v in pairs(o.files or {}) do files[k] = v end
   local inputs = manifest_inputs(o, p)
-  local attributes = attribute_files(o.attributes, p, files)
+  local own = {}
+  local attributes = attribute_files(o.attributes, p, files, own)
   local providers = names_of(o.providers, "providers")
   local provider_dirs = {}
   for i, d in ipairs(p.provider_dirs) do provider_dirs[i] = d end
@@ -239,8 +241,8 @@ function t.select(o, where)
       providers[i] = path:match("([^/]*)%.lua$") or path
     end
   end
-  local s = stubs.new{ http = o.http, env = o.env, files = files, base = p.base, offerings = o.offerings,
-                       where = p.file }
+  local s = stubs.new{ http = o.http, env = o.env, files = files, base = p.base, own = own,
+                       offerings = o.offerings, where = p.file }
   local opts = { attributes = attributes, provider = providers, ["policy-dir"] = p.policy_dirs,
                  ["provider-dir"] = provider_dirs, offline = o.offerings == nil or nil,
                  graph = o.graph and { project.join(p.base, o.graph) } or nil,

@@ -130,7 +130,8 @@ function runner.collect(path, src)
   local fn, err = load(src, chunk, "t", env)
   if not fn then return nil, err end
   local ok, e = xpcall(fn, function(x)
-    local msg = message_of(x)
+    -- one line: require's list of the places it searched is noise here
+    local msg = message_of(x):match("^[^\n]*"):gsub(":$", "")
     if msg:sub(1, #path + 1) == path .. ":" then return msg end
     local line = spec_line(chunk, 2)
     return ("%s:%s: %s"):format(path, line or "?", msg)

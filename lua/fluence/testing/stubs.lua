@@ -6,7 +6,8 @@
 --
 --   local s = stubs.new{ http = {[url] = answer, ...} | {{url =, ...}, ...},
 --                        env = {NAME = value}, files = {[path] = text},
---                        base = DIR, offerings = text | nil, where = "FILE" }
+--                        base = DIR, own = {[path] = true}, offerings = text | nil,
+--                        where = "FILE" }
 --   s.api         overrides for provider_api.new{ overrides = s.api }
 --   s.requests    every request asked for: {method =, url =, headers =, body =}
 --   s.warnings    what api.warn said (tests keep stderr quiet)
@@ -20,7 +21,8 @@
 -- A URL matches a stub exactly, else a stub written without a query string
 -- matches it with any query.  api.env sees only `env`; api.read_file reads
 -- `files`, else the real file, relative paths against `base` (the test
--- file's directory); AWS credentials come from `env` alone (never ~/.aws)
+-- file's directory) except the paths in `own` (files fluence itself was
+-- given, already resolved: the attribute files); AWS credentials come from `env` alone (never ~/.aws)
 -- and retries do not sleep.
 local sys = require "fluence.sys"
 local json = require "fluence.json"
@@ -104,6 +106,7 @@ function stubs.new(o)
   for k, v in pairs(o.env or {}) do env[tostring(k)] = tostring(v) end
   local files = o.files or {}
   local base = o.base or "."
+  local own = o.own or {}
   local s = { requests = {}, warnings = {}, unstubbed = {} }
 
   local function find(url)
@@ -143,7 +146,7 @@ function stubs.new(o)
     path = tostring(path)
     if files[path] ~= nil then return tostring(files[path]) end
     local real = path
-    if path:sub(1, 1) ~= "/" and base ~= "." then real = base .. "/" .. path end
+    if path:sub(1, 1) ~= "/" and base ~= "." and not own[path] then real = base .. "/" .. path end
     local text, err = sys.read_file(real)
     if not text then return nil, err end
     return text
