@@ -101,7 +101,7 @@ end)
     local l = lines(r.out)
     assert.are.same({
       'asserts_spec.lua:10: 10: expected "b", got "a"',
-      "asserts_spec.lua:11: 11: expected 2, got 3 at x[2]",
+      "asserts_spec.lua:11: 11: expected { x = { 1, 2 } }, got { x = { 1, 3 } } (first difference at x[2]: 3, not 2)",
       "asserts_spec.lua:12: 12: the count: expected nil, got 5",
       "asserts_spec.lua:13: 13: expected no error, got: oops",
       'asserts_spec.lua:14: 14: expected an error matching "x", none was raised',

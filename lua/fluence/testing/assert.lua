@@ -101,8 +101,11 @@ checks.equals = checks.equal
 
 function checks.same(expected, actual)
   local path, x, y = differs(expected, actual, "")
-  local where = path and path ~= "" and (" at " .. path:gsub("^%.", "")) or ""
-  return path == nil, ("expected %s, got %s%s"):format(show(x), show(y), where),
+  local msg = ("expected %s, got %s"):format(show(expected), show(actual))
+  if path and path ~= "" then
+    msg = msg .. (" (first difference at %s: %s, not %s)"):format(path:gsub("^%.", ""), show(y), show(x))
+  end
+  return path == nil, msg,
          ("expected something other than %s"):format(show(expected)), 3
 end
 
