@@ -31,6 +31,10 @@ local stubs = require "fluence.testing.stubs"
 
 local t = {}
 
+-- fluence's own Lua: the directory this file is in (lua/fluence/ in the
+-- binary and the tree, LUADIR/fluence/ when installed).
+local OWN = debug.getinfo(1, "S").source:match("^@(.*/)[^/]*$") or "\0"
+
 -- The file of the code that called into this module: the first frame
 -- outside fluence's own Lua (and busted's).
 local function caller_file()
@@ -38,7 +42,7 @@ local function caller_file()
     local info = debug.getinfo(level, "S")
     if not info then break end
     local src = info.source
-    if src:sub(1, 1) == "@" and not src:find("lua/fluence/[%w_/]+%.lua$") and not src:find("/busted/", 1, true)
+    if src:sub(1, 1) == "@" and src:sub(2, #OWN + 1) ~= OWN and not src:find("/busted/", 1, true)
        and not src:find("/luassert/", 1, true) then
       return src:sub(2)
     end

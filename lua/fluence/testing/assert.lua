@@ -9,7 +9,7 @@
 --   assert.is_table / is_string / is_number / is_boolean / is_function
 --   assert.matches(pattern, s [, init, plain])   assert.near(expected, actual, tolerance)
 --   assert.has_error(fn [, err])          err: the message without its "FILE:LINE: "
---   assert.error_matches(fn, pattern [, init, plain])
+--   assert.error_matches(fn, pattern [, init, plain])   likewise without it
 --   assert.fail([msg])
 -- Words in a chain: is are was has have does do (ignored), not / no (negate).
 -- Every assertion takes an optional message as its last argument.
@@ -158,6 +158,7 @@ function checks.error_matches(fn, pattern, init, plain)
   local ok, e = pcall(fn)
   if ok then return false, ("expected an error matching %s, none was raised"):format(show(pattern)), nil, 5 end
   local msg = error_message(e)
+  if type(e) == "string" then msg = msg:gsub("^.-:%d+: ", "", 1) end   -- as luassert: without "FILE:LINE: "
   return msg:find(pattern, init, plain) ~= nil,
          ("expected an error matching %s, got %s"):format(show(pattern), show(msg)),
          ("expected an error not matching %s, got %s"):format(show(pattern), show(msg)), 5
