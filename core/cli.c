@@ -390,6 +390,11 @@ static const char selecting_note[] =
     "else from its Fluence pod template (spec.template.metadata.annotations):\n"
     "when both have one, the object's wins.  The pin goes to both places.\n\n";
 
+/* What the exit codes mean for the plugin authors' verbs. */
+static const char plugin_tests_note[] =
+    "test exits 0 when every test passed, 1 when one failed, 3 for a malformed test\n"
+    "file; check exits 3 for any error, 0 with warnings only (docs/testing-plugins.md).\n\n";
+
 static void print_exit_codes(FILE *f)
 {
     fputs("Exit codes:\n", f);
@@ -410,6 +415,7 @@ int fluence_cli_help(FILE *f, const char *prog, const char *verb_name)
         print_options(f, v->bit);
         fputc('\n', f);
         if (v->bit & V_SELECTING) fputs(selecting_note, f);
+        if (v->bit & V_PLUGINS) fputs(plugin_tests_note, f);
         print_exit_codes(f);
         return 0;
     }
