@@ -22,7 +22,7 @@ describe("fluence new", function()
   it("makes a policy and a provider whose tests pass as generated, under any valid name", function()
     local dir = cli.tmpdir() .. "/plugins"
     for _, args in ipairs{ { "policy", "cheap-enough" }, { "provider", "inventory" }, { "policy", "my.v2_policy" },
-                           { "provider", "x-1.y" } } do
+                           { "provider", "x-1.y" }, { "provider", "null" } } do
       local r = cli.run{ "new", args[1], args[2], "--dir", dir }
       assert.are.equal(0, r.code, r.err)
       assert.are.equal("", r.err)
@@ -32,7 +32,7 @@ describe("fluence new", function()
     local r = cli.run{ "test", dir }
     assert.are.equal("", r.err)
     assert.are.equal(0, r.code)
-    assert.are.equal("24 passed, 0 failed\n", r.out)
+    assert.are.equal("30 passed, 0 failed\n", r.out)
     r = cli.run{ "check", dir }
     assert.are.equal("", r.err)
     assert.are.equal(0, r.code)

@@ -231,7 +231,7 @@ local PROVIDER_CASES = [==[
 # DIR` runs them; the format is in docs/testing-plugins.md.  Keys above
 # `tests:` are shared by every case.
 ]==] .. JOB:gsub("{{policy}}", "require:memory_gb>=24,min-cost") .. [==[
-providers: [{{name}}]
+providers: ["{{name}}"]
 env: {{{env}}: "https://inventory.example/backends"}
 tests:
   - name: the cheapest backend with 24 GB
