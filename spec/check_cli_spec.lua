@@ -35,7 +35,7 @@ describe("fluence check", function()
     assert.are.equal(0, r.code)
     assert.are.equal("checked 1 manifest file(s) (2 policies), 1 plugin(s), 1 spec(s), 1 test file(s): no problems\n", r.out)
     -- the examples check clean too
-    r = cli.run{ "check", "examples" }
+    r = cli.run{ "check", "examples", valgrind = false }
     assert.are.equal(0, r.code, r.err)
     assert.are.equal("", r.err)
   end)
@@ -70,7 +70,7 @@ describe("fluence check", function()
 
   it("says a manifest's policies were not checked when a plugin on the path does not load", function()
     local dir = tree.make{ ["job.yaml"] = job("min-cost"), ["policies/broken.lua"] = "return {\n" }
-    local r = cli.run{ "check", cwd = dir }
+    local r = cli.run{ "check", cwd = dir, valgrind = false }
     assert.are.equal(3, r.code)
     assert.are.same({ "fluence: policies/broken.lua:2: unexpected symbol near <eof>",
                       "fluence: select-policy annotations were not checked: a policy plugin on the search path does not load (above)" },
@@ -83,10 +83,10 @@ describe("fluence check", function()
     local r = cli.run{ "check", "cheap.lua", "ok.lua", "nested", cwd = dir }
     assert.are.equal(3, r.code)
     assert.truthy(r.err:find('^fluence: cheap.lua:1:9: unknown policy "min%-cots" %(did you mean "min%-cost"%?%)\n'), r.err)
-    r = cli.run{ "check", "helper.lua", cwd = dir }
+    r = cli.run{ "check", "helper.lua", cwd = dir, valgrind = false }
     assert.are.equal(3, r.code)
     assert.truthy(r.err:find("helper.lua: not a plugin: it returns table", 1, true), r.err)
-    r = cli.run{ "check", "ok.lua", "nested", cwd = dir }   -- a helper met while walking is only parsed
+    r = cli.run{ "check", "ok.lua", "nested", cwd = dir, valgrind = false }   -- a helper met while walking is only parsed
     assert.are.equal(0, r.code, r.err)
   end)
 
@@ -95,7 +95,7 @@ describe("fluence check", function()
                            ["a.test.yaml"] = "manifest: job.yaml\npolicy: min-cots\nexpect: {chosen: x}\n",
                            ["b.test.yaml"] = "manifest: job.yaml\nexpect: {chosen: x, exits: 1}\n",
                            ["c.test.yaml"] = "manifest: job.yaml\npolicy: min-cots\nexpect: {exit: 3}\n" }
-    local r = cli.run{ "check", cwd = dir }
+    local r = cli.run{ "check", cwd = dir, valgrind = false }
     assert.are.equal(3, r.code)
     assert.truthy(r.err:find('fluence: a.test.yaml:2:1: policy: unknown policy "min-cots" (did you mean "min-cost"?)', 1, true), r.err)
     assert.truthy(r.err:find('fluence: b.test.yaml:2:21: unknown key "exits" (did you mean "exit"?)', 1, true), r.err)
@@ -115,22 +115,22 @@ describe("fluence check", function()
     assert.truthy(r.out:find(": 2 warning(s)\n", 1, true), r.out)
     -- a near miss of an attribute the files have is an error, as at select time
     cli.write(dir .. "/job.yaml", job("require:memory_gbb>=24"))
-    r = cli.run{ "check", "job.yaml", "--attributes", "attrs.yaml", cwd = dir }
+    r = cli.run{ "check", "job.yaml", "--attributes", "attrs.yaml", cwd = dir, valgrind = false }
     assert.are.equal(3, r.code)
     assert.truthy(r.err:find('did you mean "memory_gb"', 1, true), r.err)
     -- a broken attribute file is an error of its own
     cli.write(dir .. "/attrs.yaml", "backends: [\n")
-    r = cli.run{ "check", "job.yaml", "--attributes", "attrs.yaml", cwd = dir }
+    r = cli.run{ "check", "job.yaml", "--attributes", "attrs.yaml", cwd = dir, valgrind = false }
     assert.are.equal(3, r.code)
     assert.truthy(r.err:find("attrs.yaml:2:1:", 1, true), r.err)
   end)
 
   it("reports a manifest that does not parse, located", function()
     local dir = tree.make{ ["bad.yaml"] = "a: [1\n" }
-    local r = cli.run{ "check", cwd = dir }
+    local r = cli.run{ "check", cwd = dir, valgrind = false }
     assert.are.equal(3, r.code)
     assert.truthy(r.err:find("^fluence: bad.yaml:2:1: "), r.err)
-    r = cli.run{ "check", "nope", cwd = dir }
+    r = cli.run{ "check", "nope", cwd = dir, valgrind = false }
     assert.are.equal(3, r.code)
     assert.truthy(r.err:find("nope: no such file or directory", 1, true), r.err)
   end)
