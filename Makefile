@@ -4,12 +4,16 @@
 #   make demo       install missing deps, build, run a selection on examples/
 #   make test       install missing deps, build, run every spec
 #   make check      the specs under ASan+UBSan, then under valgrind
-#   make install    PREFIX=/usr/local (DESTDIR honoured)
+#   make install    PREFIX=/usr/local (DESTDIR honoured); also the Lua modules
+#                   and fluence.so where lua5.4 (and busted) find them, for
+#                   require("fluence.testing") in plain busted specs
 
 VERSION  := 0.1.0
 PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
 MANDIR   ?= $(PREFIX)/share/man
+LUADIR   ?= $(PREFIX)/share/lua/5.4
+LUACDIR  ?= $(PREFIX)/lib/lua/5.4
 CC       ?= cc
 LUA      ?= lua5.4
 PKGS     := lua5.4 lua5.4-lpeg yaml-0.1 libcurl jansson libcrypto
@@ -151,9 +155,16 @@ install: all
 	install -m 755 bin/fluence $(DESTDIR)$(BINDIR)/fluence
 	ln -sf fluence $(DESTDIR)$(BINDIR)/kubectl-fluence
 	if [ -f docs/fluence.1 ]; then install -m 644 docs/fluence.1 $(DESTDIR)$(MANDIR)/man1/fluence.1; fi
+	@# plain busted: require("fluence.testing") finds lua/fluence/*.lua here and
+	@# the C modules (and the built-in plugins) in fluence.so (docs/testing-plugins.md)
+	install -d $(DESTDIR)$(LUACDIR)
+	install -m 644 $(B)/lib/fluence.so $(DESTDIR)$(LUACDIR)/fluence.so
+	cd lua && for f in $$(find fluence -name '*.lua' | LC_ALL=C sort); do \
+	  install -D -m 644 "$$f" "$(DESTDIR)$(LUADIR)/$$f" || exit 1; done
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/fluence $(DESTDIR)$(BINDIR)/kubectl-fluence $(DESTDIR)$(MANDIR)/man1/fluence.1
+	rm -rf $(DESTDIR)$(LUADIR)/fluence $(DESTDIR)$(LUACDIR)/fluence.so
 
 clean:
 	rm -rf build build-* bin

@@ -11,10 +11,11 @@
 enum { V_SELECT = 1 << 0, V_APPLY = 1 << 1, V_CREATE = 1 << 2, V_RUN = 1 << 3,
        V_EXPLAIN = 1 << 4, V_MATCH = 1 << 5, V_JOBSPEC = 1 << 6, V_POLICIES = 1 << 7,
        V_PROVIDERS = 1 << 8, V_COMPLETION = 1 << 9, V_VERSION = 1 << 10, V_HELP = 1 << 11,
-       V_GRAPH = 1 << 12 };
+       V_GRAPH = 1 << 12, V_TEST = 1 << 13, V_CHECK = 1 << 14, V_NEW = 1 << 15 };
 #define V_APPLYING (V_APPLY | V_CREATE)
 #define V_SELECTING (V_SELECT | V_APPLYING | V_RUN | V_EXPLAIN)
-#define V_ALL 0xffffu
+#define V_PLUGINS (V_TEST | V_CHECK)   /* the plugin authors' verbs that load plugins */
+#define V_ALL 0xffffffffu
 
 struct verb {
     const char *name;
@@ -34,6 +35,9 @@ static const struct verb verbs[] = {
     {"graph", V_GRAPH, "[--context NAME]... [-o jgf|tree] [--now]", "print the resource graph Fluence builds from a cluster's nodes and offerings"},
     {"policies", V_POLICIES, "[options]", "list the selection policies, where each comes from, and what it does"},
     {"providers", V_PROVIDERS, "[options]", "list the backend providers, where each comes from, and what it does"},
+    {"new", V_NEW, "policy|provider NAME [--dir DIR]", "create a plugin with a spec and a test case that pass 'fluence test'"},
+    {"check", V_CHECK, "[PATH...] [options]", "check manifests' select-policy and plugin files, located, without selecting"},
+    {"test", V_TEST, "[PATH...] [options]", "run plugin tests: busted specs (*_spec.lua) and cases (*.test.yaml), in process"},
     {"completion", V_COMPLETION, "bash|zsh|kubectl", "print a shell completion script (kubectl: the kubectl_complete-fluence helper)"},
     {"version", V_VERSION, "", "print the version"},
     {"help", V_HELP, "[VERB]", "show help for a verb"},
@@ -53,10 +57,11 @@ struct option {
 
 /* Sorted by long name. */
 static const struct option options[] = {
-    {"attributes", 0, VALUE, 1, V_SELECTING, "FILE", "attribute file (YAML or JSON, the Go client's format); repeatable"},
+    {"attributes", 0, VALUE, 1, V_SELECTING | V_CHECK, "FILE", "attribute file (YAML or JSON, the Go client's format); repeatable"},
     {"confirm", 0, FLAG, 0, V_APPLYING, NULL, "show the selections and ask y/n on the terminal before applying"},
     {"context", 0, VALUE, 1, V_SELECTING | V_GRAPH, "NAME", "kubeconfig context; repeat to choose among clusters"},
     {"cost-tol", 0, VALUE, 0, V_SELECTING, "N[%]", "band of the cost and queue rankers: N absolute (default 0), N% of the best"},
+    {"dir", 0, VALUE, 0, V_NEW, "DIR", "where to create the plugin and its tests (default ~/.fluence)"},
     {"dry-run", 0, OPTIONAL, 0, V_APPLYING, "MODE", "none, client (print only; the default when given alone) or server"},
     {"field-manager", 0, VALUE, 0, V_APPLYING, "NAME", "server-side apply field manager (default kubectl-fluence)"},
     {"filename", 'f', VALUE, 1, V_SELECTING | V_JOBSPEC, "FILE", "manifest file, directory, or - for stdin; repeatable"},
@@ -70,13 +75,13 @@ static const struct option options[] = {
     {"namespace", 'n', VALUE, 0, V_SELECTING, "NS", "namespace for objects that do not name one"},
     {"now", 0, FLAG, 0, V_GRAPH, NULL, "what is free now: less what the pods bound to each node request"},
     {"offline", 0, FLAG, 0, V_SELECTING, NULL, "do not contact the cluster (no offerings)"},
-    {"output", 'o', VALUE, 0, V_SELECTING | V_JOBSPEC | V_POLICIES | V_PROVIDERS | V_GRAPH, "FMT",
-     "yaml (default), json, or name (apply); jgf (default) or tree (graph)"},
-    {"plugin-timeout", 0, VALUE, 0, V_SELECTING | V_POLICIES | V_PROVIDERS, "SECONDS", "time limit of each plugin call, network waits aside (default 5; 0: none)"},
+    {"output", 'o', VALUE, 0, V_SELECTING | V_JOBSPEC | V_POLICIES | V_PROVIDERS | V_GRAPH | V_TEST, "FMT",
+     "yaml (default), json, or name (apply); jgf (default) or tree (graph); text (default), junit or tap (test)"},
+    {"plugin-timeout", 0, VALUE, 0, V_SELECTING | V_POLICIES | V_PROVIDERS | V_PLUGINS, "SECONDS", "time limit of each plugin call, network waits aside (default 5; 0: none)"},
     {"policy", 'P', VALUE, 0, V_MATCH, "POLICY", "match policy: first (default), high, low, lonode, hinode, locality, variation, ..."},
-    {"policy-dir", 0, VALUE, 1, V_SELECTING | V_POLICIES | V_COMPLETION, "DIR", "extra directory of policy plugins (searched first); repeatable"},
+    {"policy-dir", 0, VALUE, 1, V_SELECTING | V_POLICIES | V_COMPLETION | V_PLUGINS, "DIR", "extra directory of policy plugins (searched first); repeatable"},
     {"provider", 0, VALUE, 1, V_SELECTING, "NAME", "also consult this provider; repeatable"},
-    {"provider-dir", 0, VALUE, 1, V_SELECTING | V_PROVIDERS | V_COMPLETION, "DIR", "extra directory of provider plugins (searched first); repeatable"},
+    {"provider-dir", 0, VALUE, 1, V_SELECTING | V_PROVIDERS | V_COMPLETION | V_PLUGINS, "DIR", "extra directory of provider plugins (searched first); repeatable"},
     {"recursive", 'R', FLAG, 0, V_SELECTING | V_JOBSPEC, NULL, "descend into directories given with -f"},
     {"request-timeout", 0, VALUE, 0, V_SELECTING | V_GRAPH, "SECONDS", "timeout of each cluster request (default 30)"},
     {"require-offerings", 0, FLAG, 0, V_SELECTING, NULL, "fail when the cluster's offerings cannot be read"},
@@ -385,6 +390,11 @@ static const char selecting_note[] =
     "else from its Fluence pod template (spec.template.metadata.annotations):\n"
     "when both have one, the object's wins.  The pin goes to both places.\n\n";
 
+/* What the exit codes mean for the plugin authors' verbs. */
+static const char plugin_tests_note[] =
+    "test exits 0 when every test passed, 1 when one failed, 3 for a malformed test\n"
+    "file; check exits 3 for any error, 0 with warnings only (docs/testing-plugins.md).\n\n";
+
 static void print_exit_codes(FILE *f)
 {
     fputs("Exit codes:\n", f);
@@ -405,6 +415,7 @@ int fluence_cli_help(FILE *f, const char *prog, const char *verb_name)
         print_options(f, v->bit);
         fputc('\n', f);
         if (v->bit & V_SELECTING) fputs(selecting_note, f);
+        if (v->bit & V_PLUGINS) fputs(plugin_tests_note, f);
         print_exit_codes(f);
         return 0;
     }

@@ -117,6 +117,19 @@ static int sys_write_file(lua_State *L)
     return 1;
 }
 
+/* mkdir(path) -> true | nil, "path: reason"  (mode 0755 less the umask; a
+ * directory already there is fine: `fluence new` makes DIR/policies ...) */
+static int sys_mkdir(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    struct stat st;
+    int err = mkdir(path, 0755) == 0 ? 0 : errno;
+    if (err == EEXIST) err = stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+    if (err) return push_errno(L, path, err);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
 /* kind(path) -> "file" | "dir" | "other", identity, is_link | nil
  * (of what path names, following symbolic links; identity "DEV:INODE" tells
  * two names of one file apart; is_link: path itself is a symbolic link) */
@@ -307,6 +320,7 @@ static const luaL_Reg sys_funcs[] = {
     {"write_file", sys_write_file},
     {"kind", sys_kind},
     {"list_dir", sys_list_dir},
+    {"mkdir", sys_mkdir},
     {"write", sys_write},
     {"isatty", sys_isatty},
     {"now", sys_now},

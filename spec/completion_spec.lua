@@ -84,7 +84,7 @@ describe("fluence completion", function()
 
     it("completes verbs", function()
       assert.are.same({ "select" }, complete_bash{ "fluence", "sel" })
-      assert.are.same({ "completion", "create" }, complete_bash{ "fluence", "c" })
+      assert.are.same({ "check", "completion", "create" }, complete_bash{ "fluence", "c" })
       local all = complete_bash{ "fluence", "" }
       assert.are.equal(#spec.verbs, #all)
       -- after a global option too

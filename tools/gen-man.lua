@@ -88,6 +88,26 @@ to each node and not finished.  With several --context, one graph per cluster.]]
   policies = [[Lists every policy plugin on the search path: name, origin and description,
 then the search order.  -o name prints one name per line; -o json for scripts.]],
   providers = [[Lists every provider plugin on the search path, like policies.]],
+  new = [[Writes DIR/policies/NAME.lua (or DIR/providers/NAME.lua), DIR/tests/NAME_spec.lua
+and DIR/tests/NAME.test.yaml: a commented plugin (a policy with an argument, or a
+provider reading a JSON endpoint over HTTP) and its tests, which pass
+fluence test DIR as written.  Nothing is overwritten.]],
+  check = [[Recursively under each PATH (default .): compiles every Fluence object's
+select-policy in manifests (unknown stages with a suggestion, located at the
+annotation with a caret), loads plugin files in the sandbox and checks their
+shape, and checks the syntax of specs and the format of *.test.yaml cases.  With
+--attributes, a policy reading an attribute no backend has is a warning.  Never
+selects and never contacts a cluster.  Exit 3 when anything is wrong (nothing on
+stdout), 0 with only warnings.]],
+  test = [[Runs every *_spec.lua (busted specs, with a built-in runner: describe, it,
+before_each, assert ...) and *.test.yaml (declarative cases) under each PATH
+(default .), in process, with HTTP, the environment and files stood in for: a
+test never reaches the network.  require("fluence.testing") gives specs rank,
+provider and select.  Plugins come from --policy-dir/--provider-dir, the test's
+project (the nearest directory above it with policies/ or providers/) and the
+usual search path.  Prints one line per failure (FILE:LINE: name: message) and
+"N passed, M failed" last; exit 1 when a test fails, 3 when a test file is
+malformed (located; nothing runs).  See docs/testing-plugins.md.]],
   completion = [[bash and zsh print a script to source; kubectl prints the
 kubectl_complete-fluence helper that kubectl (1.26 or later) runs to complete
 "kubectl fluence ...": install it executable on PATH.]],
@@ -98,7 +118,8 @@ local OPTION_PROSE = {
   output = [[Per verb: select, run and jobspec: yaml (the edited input, byte for byte) or
 json; apply and create: name, yaml or json (the objects the server returned;
 with --dry-run=client the edited input); explain: table or json; policies and
-providers: table, json or name; graph: jgf or tree.]],
+providers: table, json or name; graph: jgf or tree; test: text, junit (JUnit
+XML on stdout, the failures and summary on stderr) or tap.]],
   policy = [[All of Fluxion's: first, high, low, lonode, hinode, lonodex, hinodex,
 firstnodex, locality, variation, or settings such as
 "policy=low node_centric=true node_exclusive=true".]],
@@ -284,6 +305,10 @@ local EXAMPLES = {
     "fluence run cheapest.lua \\-f job.yaml \\-\\-attributes attrs.yaml" },
   { "Use your own provider plugins:",
     "fluence select \\-f job.yaml \\-\\-provider\\-dir ./providers \\-\\-provider gpu\\-pricing" },
+  { "Start a policy of your own, and run its tests:",
+    "fluence new policy cheap\\-enough \\-\\-dir ./plugins && fluence test ./plugins" },
+  { "Check manifests and plugins before using them:",
+    "fluence check k8s/ ./plugins \\-\\-attributes attrs.yaml" },
   { "Shell completion:",
     "source <(fluence completion bash)" },
 }
@@ -302,7 +327,7 @@ add(".BR kubectl (1),")
 add(".BR lua (1)")
 add(".PP")
 add(esc([[docs/architecture.md, docs/policy-language.md, docs/plugins.md,
-docs/migration.md, docs/kubernetes.md and docs/braket.md in the source tree;
+docs/testing-plugins.md, docs/migration.md, docs/kubernetes.md and docs/braket.md in the source tree;
 https://github.com/converged-computing/fluence.]]))
 
 io.write(table.concat(out, "\n"), "\n")

@@ -16,6 +16,10 @@
 --   api.cluster.offerings() -> offerings | nil, err   (set by the selection; nil offline)
 --   api.aws              -- fluence.aws (credentials chain, SigV4) when built in
 --
+-- new{ overrides = {http =, env =, read_file =, aws = ...} } replaces those
+-- fields: fluence.testing stands in for the network, the environment and
+-- files there, so a provider under test runs its real code path.
+--
 -- Waiting on the network (api.http.*, api.cluster.offerings, api.aws.backoff)
 -- does not count against the plugin's time limit (fluence.timelimit): those
 -- waits have their own timeouts, and a provider asking a slow cloud API is
@@ -102,6 +106,7 @@ function M.new(opts)
       return aws[k]
     end,
   })
+  for k, v in pairs(opts.overrides or {}) do api[k] = v end
   return readonly(api)        -- deep: api.yaml, api.aws ... are views too
 end
 

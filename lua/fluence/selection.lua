@@ -10,6 +10,9 @@
 --     how.policy_file: `fluence run POLICY.lua` (decides every Fluence object)
 --     how.explain:     also keep every backend and stage for explain
 --     how.objects_json: give every object its edited JSON (o.json), for apply
+--     how.inputs, how.clusters, how.api, how.policies: what fluence.testing
+--       stands in with: the files ({name =, text =} as inputs.read gives),
+--       the clusters' source, provider API overrides, a policy registry
 --   res.objects[i].chosen: the backend this run pinned the object to (nil
 --     when it made no selection for it); .context: the cluster (context) it
 --     was chosen on, with several --context
@@ -72,12 +75,13 @@ local function clusters_source(args)
 end
 
 -- Registries of policies and providers, loaded once per run.
-local function registries(args, clusters)
+local function registries(args, clusters, how)
   local plugins = require "fluence.plugins"
   local opts = args.opts
-  local api = provider_api.new{ verbose = opts.verbose, cluster = { offerings = clusters.offerings } }
+  local api = provider_api.new{ verbose = opts.verbose, cluster = { offerings = clusters.offerings },
+                                overrides = how.api }
   return {
-    policies = plugins.load_policies{ dirs = opts["policy-dir"] },
+    policies = how.policies or plugins.load_policies{ dirs = opts["policy-dir"] },
     providers = plugins.load_providers{ dirs = opts["provider-dir"], api = api },
     api = api,
     offerings = clusters.offerings,
@@ -176,6 +180,7 @@ local function call_provider(e, ctx)
   end
   return backends, list, run
 end
+selection.call_provider = call_provider
 
 -- Runs providers for one request, adding to what earlier ones returned
 -- (state = {results = {...}, merged = {...}, notes = {...}, run_notes = {[text] = true}}).
@@ -646,10 +651,10 @@ end
 function selection.run(args, how)
   how = how or {}
   local opts = args.opts
-  if not opts.filename or #opts.filename == 0 then
+  if not how.inputs and (not opts.filename or #opts.filename == 0) then
     errors.raise("USAGE", "%s: no manifests given (use -f FILE, a directory, or - for stdin)", args.verb)
   end
-  local files = inputs.read(opts.filename, opts.recursive)
+  local files = how.inputs or inputs.read(opts.filename, opts.recursive)
   local streams = {}
   for i, f in ipairs(files) do
     local s, err = manifest.parse(f.text, f.name)
@@ -660,7 +665,7 @@ function selection.run(args, how)
   -- said: run-wide notes already on stderr, per cluster (kubeconfig and
   -- contexts: a note about one of several clusters names its context)
   local contexts = type(opts.context) == "table" and table.concat(opts.context, ",") or (opts.context or "")
-  local ctx = { args = args, cache = {}, memo = {}, said = {}, clusters = clusters_source(args),
+  local ctx = { args = args, cache = {}, memo = {}, said = {}, clusters = how.clusters or clusters_source(args),
                 cluster = (opts.kubeconfig or "") .. "\0" .. contexts }
   -- reading the nodes and pods costs a round trip or more: only when some
   -- policy matches against the live cluster, and then with the offerings
@@ -691,7 +696,7 @@ function selection.run(args, how)
       if wanted then
         selected = selected + 1
         logger.progress(("selecting: %d objects so far (%s)"):format(selected, describe(obj)))
-        ctx.reg = ctx.reg or registries(args, ctx.clusters)
+        ctx.reg = ctx.reg or registries(args, ctx.clusters, how)
         if how.policy_file and not how.policy then how.policy = how.load_policy(ctx.reg) end
         local rec = select_one(ctx, obj, where, how, st.stream)
         records[#records + 1] = rec

@@ -28,6 +28,7 @@ local OUTPUT = {
   apply = { "yaml", "json", "name" }, create = { "yaml", "json", "name" },
   explain = { "table", "json" }, jobspec = { "yaml", "json" },
   policies = { "table", "json", "name" }, providers = { "table", "json", "name" },
+  test = { "text", "junit", "tap" },
 }
 local VALUES = {
   ["dry-run"] = { "none", "client", "server" },
@@ -36,7 +37,7 @@ local VALUES = {
 }
 -- How other option arguments complete.
 local FILES = { filename = true, attributes = true, graph = true, kubeconfig = true }
-local DIRS = { ["policy-dir"] = true, ["provider-dir"] = true }
+local DIRS = { ["policy-dir"] = true, ["provider-dir"] = true, dir = true }
 local SHELLS = { "bash", "zsh", "kubectl" }
 
 local function verb_names()
@@ -246,7 +247,8 @@ _fluence() {
             else
                 _fluence_reply "$(_fluence_options "$verb")" "$cur"
             fi ;;
-        match) _fluence_files "$cur" "" ;;
+        match|test|check) _fluence_files "$cur" "" ;;
+        new) ((npos == 0)) && _fluence_reply 'policy provider' "$cur" ;;
         *) _fluence_reply "$(_fluence_options "$verb")" "$cur" ;;
     esac
     return 0
@@ -371,6 +373,10 @@ _fluence_contexts() {
       add("    '::policy file (Lua):_files -g \"*.lua(-.)\"'")
     elseif v.name == "match" then
       add("    '*:jobspec:_files'")
+    elseif v.name == "test" or v.name == "check" then
+      add("    '*:path:_files'")
+    elseif v.name == "new" then
+      add("    '1:kind:(policy provider)' '2:name: '")
     else
       L[#L] = L[#L]:gsub(" \\$", "")
     end

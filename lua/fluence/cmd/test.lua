@@ -1,0 +1,108 @@
+-- `fluence test [PATH...]`: run plugin authors' tests -- busted specs
+-- (*_spec.lua, with fluence's built-in runner) and declarative cases
+-- (*.test.yaml) -- found recursively under each PATH (default .), in
+-- process.  Prints one line per failure (FILE:LINE: NAME: message) and, last,
+-- "N passed, M failed"; -o junit / -o tap write JUnit XML / TAP instead
+-- (the failure lines and the summary then go to stderr).
+--
+-- Exit: 0 all passed, 1 some failed, 2 usage (no tests found ...), 3 a
+-- malformed test file (a YAML or Lua error, an unknown key, a missing
+-- manifest): every such file is reported, located, and nothing runs.
+local sys = require "fluence.sys"
+local errors = require "fluence.errors"
+local project = require "fluence.testing.project"
+local report = require "fluence.testing.report"
+
+local cmd = {}
+
+local function kind_of(name)
+  if name:match("_spec%.lua$") then return "spec" end
+  if name:match("%.test%.ya?ml$") then return "cases" end
+end
+
+-- Test files under path: { {path =, kind =}, ... } in a stable order.
+-- Hidden directories are skipped; a directory reached twice (links) once.
+local function discover(path, out, seen)
+  local kind, id = sys.kind(path)
+  if not kind then errors.raise("INPUT", "%s: no such file or directory", path) end
+  if kind == "file" then
+    local k = kind_of(path) or (path:match("%.lua$") and "spec") or (path:match("%.ya?ml$") and "cases")
+    if not k then
+      errors.raise("USAGE", "test: %s is not a test file (NAME_spec.lua or NAME.test.yaml)", path)
+    end
+    out[#out + 1] = { path = path, kind = k }
+    return
+  end
+  if kind ~= "dir" or seen[id] then return end
+  seen[id] = true
+  local names, err = sys.list_dir(path)
+  if not names then errors.raise("INPUT", "%s", err) end
+  table.sort(names)
+  for _, n in ipairs(names) do
+    if n:sub(1, 1) ~= "." then
+      local full = path == "." and n or (path:gsub("/+$", "") .. "/" .. n)
+      local k = sys.kind(full)
+      if k == "dir" then discover(full, out, seen)
+      elseif k == "file" and kind_of(n) then out[#out + 1] = { path = full, kind = kind_of(n) } end
+    end
+  end
+end
+
+local FORMATS = { text = true, junit = true, tap = true }
+
+function cmd.run(args)
+  local opts = args.opts
+  local fmt = opts.output or "text"
+  if not FORMATS[fmt] then errors.raise("USAGE", "test: unknown output format %q (text, junit or tap)", fmt) end
+  local paths = #args.positional > 0 and args.positional or { "." }
+  local files, seen = {}, {}
+  for _, p in ipairs(paths) do discover(p, files, seen) end
+  if #files == 0 then
+    errors.raise("USAGE", "test: no tests found in %s (files named NAME_spec.lua or NAME.test.yaml)",
+                 table.concat(paths, ", "))
+  end
+  project.options = { policy_dirs = opts["policy-dir"] or {}, provider_dirs = opts["provider-dir"] or {} }
+  -- -v lists every test; -vv adds what selections log (providers, timings)
+  local verbose = opts.verbose or 0
+  require("fluence.log").setup{ opts = { verbose = math.max(0, verbose - 1) } }
+
+  -- Everything is read and checked before anything runs.
+  local testing = require "fluence.testing"
+  local runner = require "fluence.testing.runner"
+  local cases = require "fluence.testing.cases"
+  local loaded, bad = {}, {}
+  for _, f in ipairs(files) do
+    local text, err = sys.read_file(f.path)
+    local obj
+    if text then
+      testing.reset()
+      if f.kind == "spec" then obj, err = runner.load(f.path, text) else obj, err = cases.load(f.path, text) end
+    end
+    if obj then loaded[#loaded + 1] = { kind = f.kind, file = obj }
+    else bad[#bad + 1] = err end
+  end
+  if #bad > 0 then
+    for _, m in ipairs(bad) do sys.write(2, "fluence: " .. tostring(m) .. "\n") end
+    return sys.EXIT.INPUT
+  end
+
+  local results = {}
+  local function add(r) results[#results + 1] = r end
+  for _, l in ipairs(loaded) do
+    testing.reset()
+    if l.kind == "spec" then runner.run(l.file, add) else cases.run(l.file, add) end
+  end
+  testing.reset()
+
+  local failed = false
+  for _, r in ipairs(results) do if r.status == "fail" then failed = true end end
+  if fmt == "text" then
+    sys.write(1, report.text(results, verbose > 0))
+  else
+    sys.write(1, fmt == "junit" and report.junit(results) or report.tap(results))
+    sys.write(2, report.text(results, verbose > 0))
+  end
+  return failed and sys.EXIT.SELECT or sys.EXIT.OK
+end
+
+return cmd

@@ -1,0 +1,137 @@
+-- `fluence check`: manifests' select-policy compiled and located, plugin
+-- files loaded and shape-checked, specs and test cases checked; errors exit
+-- 3 with nothing on stdout, warnings alone exit 0.
+local cli = require "support.cli"
+local tree = require "support.tree"
+
+local function job(policy, scheduler)
+  return ([[
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  annotations:
+    fluence.flux-framework.org/select-policy: "%s"
+spec:
+  template:
+    spec:
+      schedulerName: %s
+      containers: [{name: a, image: b}]
+]]):format(policy, scheduler or "fluence")
+end
+
+local GOOD_POLICY = 'return { name = "budget", description = "budget:N", args = "required", ' ..
+                    'compile = function(stage, ctx) return function(b) return b end, { "cost_usd" } end }\n'
+
+describe("fluence check", function()
+  teardown(function() cli.cleanup() end)
+
+  it("passes a clean project: a summary on stdout, nothing on stderr", function()
+    local dir = tree.make{ ["job.yaml"] = job("budget:4,min-cost"), ["policies/budget.lua"] = GOOD_POLICY,
+                           ["tests/budget_spec.lua"] = 'it("x", function() end)\n',
+                           ["tests/budget.test.yaml"] = "manifest: ../job.yaml\npolicy: budget:2\nexpect: {exit: 1}\n" }
+    local r = cli.run{ "check", cwd = dir }
+    assert.are.equal("", r.err)
+    assert.are.equal(0, r.code)
+    assert.are.equal("checked 1 manifest file(s) (2 policies), 1 plugin(s), 1 spec(s), 1 test file(s): no problems\n", r.out)
+    -- the examples check clean too
+    r = cli.run{ "check", "examples", valgrind = false }
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal("", r.err)
+  end)
+
+  it("catches a typo in a policy, at the stage in the file, with a suggestion and a caret", function()
+    local dir = tree.make{ ["k8s/job.yaml"] = job("require:memory_gb>=24, min-cots") }
+    local r = cli.run{ "check", "k8s", cwd = dir }
+    assert.are.equal(3, r.code)
+    assert.are.equal("", r.out)
+    assert.are.equal('fluence: k8s/job.yaml:6:71: Job/train: unknown policy "min-cots" (did you mean "min-cost"?)\n' ..
+                     '        fluence.flux-framework.org/select-policy: "require:memory_gb>=24, min-cots"\n' ..
+                     "                                                                          ^\n", r.err)
+  end)
+
+  it("catches a syntax error in a plugin, at its line, and a bad shape", function()
+    local dir = tree.make{
+      ["policies/broken.lua"] = 'return {\n  name = "broken",\n  description = "x"\n  compile = function() end,\n}\n',
+      ["providers/misnamed.lua"] = 'return { name = "other", description = "x", candidates = function() return {} end }\n',
+      ["providers/noexport.lua"] = 'return { name = "noexport", description = "x", candidatse = function() return {} end }\n',
+      ["policies/flags.lua"] = 'return { name = "flags", description = "x", compile = function() end, args = "require", tolerence = true }\n',
+    }
+    local r = cli.run{ "check", dir .. "/policies", dir .. "/providers" }
+    assert.are.equal(3, r.code)
+    assert.are.equal("", r.out)
+    local err = r.err:gsub(dir .. "/", "")
+    assert.truthy(err:find("fluence: policies/broken.lua:4: '}' expected (to close '{' at line 1) near 'compile'\n", 1, true), err)
+    assert.truthy(err:find('fluence: policies/flags.lua: policy plugin export "args" must be false, "required" or absent, got "require"\n', 1, true), err)
+    assert.truthy(err:find('fluence: warning: policies/flags.lua: policy plugin export "tolerence" is not one fluence reads (did you mean "tolerance"?)\n', 1, true), err)
+    assert.truthy(err:find('fluence: providers/misnamed.lua: provider plugin is named "other" but its file is misnamed.lua (they must match)\n', 1, true), err)
+    assert.truthy(err:find('fluence: providers/noexport.lua: provider plugin export "candidates" must be a function, got nil\n', 1, true), err)
+  end)
+
+  it("says a manifest's policies were not checked when a plugin on the path does not load", function()
+    local dir = tree.make{ ["job.yaml"] = job("min-cost"), ["policies/broken.lua"] = "return {\n" }
+    local r = cli.run{ "check", cwd = dir, valgrind = false }
+    assert.are.equal(3, r.code)
+    assert.are.same({ "fluence: policies/broken.lua:2: unexpected symbol near <eof>",
+                      "fluence: select-policy annotations were not checked: a policy plugin on the search path does not load (above)" },
+                    { r.err:match("^([^\n]*)\n([^\n]*)\n") })
+  end)
+
+  it("checks a file named on the command line by what it returns: plugin, or fluence run file", function()
+    local dir = tree.make{ ["cheap.lua"] = 'return "min-cots"\n', ["ok.lua"] = 'return function(b) return b end\n',
+                           ["helper.lua"] = "return { x = 1 }\n", ["nested/helper.lua"] = "return { x = 1 }\n" }
+    local r = cli.run{ "check", "cheap.lua", "ok.lua", "nested", cwd = dir }
+    assert.are.equal(3, r.code)
+    assert.truthy(r.err:find('^fluence: cheap.lua:1:9: unknown policy "min%-cots" %(did you mean "min%-cost"%?%)\n'), r.err)
+    r = cli.run{ "check", "helper.lua", cwd = dir, valgrind = false }
+    assert.are.equal(3, r.code)
+    assert.truthy(r.err:find("helper.lua: not a plugin: it returns table", 1, true), r.err)
+    r = cli.run{ "check", "ok.lua", "nested", cwd = dir, valgrind = false }   -- a helper met while walking is only parsed
+    assert.are.equal(0, r.code, r.err)
+  end)
+
+  it("checks test cases and their policies", function()
+    local dir = tree.make{ ["job.yaml"] = job("min-cost"),
+                           ["a.test.yaml"] = "manifest: job.yaml\npolicy: min-cots\nexpect: {chosen: x}\n",
+                           ["b.test.yaml"] = "manifest: job.yaml\nexpect: {chosen: x, exits: 1}\n",
+                           ["c.test.yaml"] = "manifest: job.yaml\npolicy: min-cots\nexpect: {exit: 3}\n" }
+    local r = cli.run{ "check", cwd = dir, valgrind = false }
+    assert.are.equal(3, r.code)
+    assert.truthy(r.err:find('fluence: a.test.yaml:2:1: policy: unknown policy "min-cots" (did you mean "min-cost"?)', 1, true), r.err)
+    assert.truthy(r.err:find('fluence: b.test.yaml:2:21: unknown key "exits" (did you mean "exit"?)', 1, true), r.err)
+    assert.falsy(r.err:find("c.test.yaml", 1, true), r.err)    -- expects the input error: tests a bad policy
+  end)
+
+  it("with --attributes, warns about attributes no backend has; warnings alone exit 0", function()
+    local attrs = "backends:\n  - name: a\n    attributes: {cost_usd: 1, memory_gb: 24}\n"
+    local dir = tree.make{ ["attrs.yaml"] = attrs, ["job.yaml"] = job("require:vram>=24,min-cost"),
+                           ["other.yaml"] = job("min-cost", "default-scheduler") }
+    local r = cli.run{ "check", "job.yaml", "other.yaml", "--attributes", "attrs.yaml", cwd = dir }
+    assert.are.equal(0, r.code)
+    assert.are.equal("fluence: warning: job.yaml:6:47: Job/train: the policy reads vram, which no backend in the " ..
+                     "attribute files has\n" ..
+                     "fluence: warning: other.yaml:1:1: Job/train has a select-policy but does not target Fluence " ..
+                     "(schedulerName: fluence): select ignores it\n", r.err)
+    assert.truthy(r.out:find(": 2 warning(s)\n", 1, true), r.out)
+    -- a near miss of an attribute the files have is an error, as at select time
+    cli.write(dir .. "/job.yaml", job("require:memory_gbb>=24"))
+    r = cli.run{ "check", "job.yaml", "--attributes", "attrs.yaml", cwd = dir, valgrind = false }
+    assert.are.equal(3, r.code)
+    assert.truthy(r.err:find('did you mean "memory_gb"', 1, true), r.err)
+    -- a broken attribute file is an error of its own
+    cli.write(dir .. "/attrs.yaml", "backends: [\n")
+    r = cli.run{ "check", "job.yaml", "--attributes", "attrs.yaml", cwd = dir, valgrind = false }
+    assert.are.equal(3, r.code)
+    assert.truthy(r.err:find("attrs.yaml:2:1:", 1, true), r.err)
+  end)
+
+  it("reports a manifest that does not parse, located", function()
+    local dir = tree.make{ ["bad.yaml"] = "a: [1\n" }
+    local r = cli.run{ "check", cwd = dir, valgrind = false }
+    assert.are.equal(3, r.code)
+    assert.truthy(r.err:find("^fluence: bad.yaml:2:1: "), r.err)
+    r = cli.run{ "check", "nope", cwd = dir, valgrind = false }
+    assert.are.equal(3, r.code)
+    assert.truthy(r.err:find("nope: no such file or directory", 1, true), r.err)
+  end)
+end)
