@@ -98,14 +98,34 @@ static int put(struct js *s, size_t at, const char *b, size_t n)
     return 0;
 }
 
-/* Does any byte of w equal c, or lie below 0x20?  (Eight at a time: most of
- * a list is string bytes to step over.) */
+/* Is any byte of w a quote, a backslash, below 0x20 or above 0x7F (UTF-8
+ * to check)?  Eight at a time: most of a list is string bytes to step over. */
 #define ONES 0x0101010101010101ull
 #define HIGHS 0x8080808080808080ull
 static inline int stops(uint64_t w)
 {
     uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
-    return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((w - ONES * 0x20) & ~w)) & HIGHS ? 1 : 0;
+    return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((w - ONES * 0x20) & ~w) | w) & HIGHS ? 1 : 0;
+}
+
+/* The length of the valid UTF-8 sequence at q (a byte >= 0x80), 0 when it is
+ * not one: strict JSON text is UTF-8 (no overlong forms, no surrogates,
+ * nothing past U+10FFFF). */
+static size_t utf8_seq(const char *q, const char *end)
+{
+    const unsigned char *u = (const unsigned char *)q;
+    unsigned c = u[0];
+    size_t w = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    if (!w || (size_t)(end - q) < w) return 0;
+    unsigned cp = w == 2 ? c & 0x1F : w == 3 ? c & 0x0F : c & 0x07;
+    for (size_t k = 1; k < w; k++) {
+        if ((u[k] & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (u[k] & 0x3F);
+    }
+    if ((w == 2 && cp < 0x80) || (w == 3 && cp < 0x800) || (w == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return w;
 }
 
 /* Reads a string.  Without escapes out points into the text; with them, the
@@ -124,6 +144,12 @@ static int read_str(struct js *s, struct str *out)
     }
     while (q < s->end && *q != '"' && *q != '\\') {
         if ((unsigned char)*q < 0x20) { s->p = q; return fail(s, "control character in a string"); }
+        if ((unsigned char)*q >= 0x80) {
+            size_t w = utf8_seq(q, s->end);
+            if (!w) { s->p = q; return fail(s, "invalid UTF-8 in a string"); }
+            q += w;
+            continue;
+        }
         q++;
     }
     if (q < s->end && *q == '"') {
@@ -137,6 +163,14 @@ static int read_str(struct js *s, struct str *out)
     n = (size_t)(q - b);
     while (q < s->end && *q != '"') {
         if ((unsigned char)*q < 0x20) { s->p = q; return fail(s, "control character in a string"); }
+        if ((unsigned char)*q >= 0x80) {
+            size_t w = utf8_seq(q, s->end);
+            if (!w) { s->p = q; return fail(s, "invalid UTF-8 in a string"); }
+            if (put(s, n, q, w) < 0) return -1;
+            n += w;
+            q += w;
+            continue;
+        }
         if (*q != '\\') {
             if (put(s, n++, q++, 1) < 0) return -1;
             continue;

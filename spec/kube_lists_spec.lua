@@ -88,6 +88,8 @@ describe("kubelists.nodes", function()
       '{"items":[{"metadata":{"name":"n"}},]}', '{"items":[]', '{"items":[]} x', "[]", '{"items":[{"metadata":{"name":"a\tb"}}]}',
       '{"items":[{"metadata":{"name":"\\ud800"}}]}', '{"items":[{"status":{"capacity":{"cpu":01}}}]}',
       '{"metadata":{}}', '{"items":[{}]}', '{"items":[{"metadata":{"name":"n"},"x":tru}]}', "",
+      '{"items":[{"metadata":{"name":"n\255"}}]}', '{"items":[{"metadata":{"name":"\192\128"}}]}',
+      '{"items":[{"metadata":{"name":"n","x":"\237\160\128"}}]}',
     } do
       local nodes, err = kl.nodes(bad)
       assert.is_nil(nodes, bad)
