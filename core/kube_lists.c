@@ -17,9 +17,11 @@
  *
  * Why not jansson: a list of 150,000 pods is ~80 MB of JSON; building its
  * DOM took 5 s here, and Lua tables would take more.  This scanner validates
- * the whole text (strict JSON) but keeps only the handful of fields above,
- * with no allocation per object; the accumulator holds one small record per
- * node.  Malformed text is an error naming the byte offset. */
+ * the whole text (strict JSON: UTF-8 strings, no trailing commas; a key it
+ * reads given twice in one object is refused) but keeps only the handful of
+ * fields above, with no allocation per object; the accumulator holds one
+ * small record per node.  Malformed text is an error naming the byte
+ * offset.  The fuzz target `kubelists` holds it to jansson. */
 #include <ctype.h>
 #include <math.h>
 #include <stdint.h>
@@ -401,17 +403,38 @@ static int quantity(struct js *s, int scale_exp, int64_t *out)
     return 0;
 }
 
+/* A key read twice in one object would make the answer ambiguous (which
+ * one counts?): every key read here is read once, or the text is refused.
+ * Each walker keeps the keys it has read as bits. */
+enum {
+    K_METADATA = 1 << 0, K_SPEC = 1 << 1, K_STATUS = 1 << 2, K_NAME = 1 << 3, K_UNSCHEDULABLE = 1 << 4,
+    K_TAINTS = 1 << 5, K_ALLOCATABLE = 1 << 6, K_CAPACITY = 1 << 7, K_NODENAME = 1 << 8,
+    K_CONTAINERS = 1 << 9, K_INITCONTAINERS = 1 << 10, K_OVERHEAD = 1 << 11, K_PHASE = 1 << 12,
+    K_ITEMS = 1 << 13, K_CONTINUE = 1 << 14, K_RESOURCES = 1 << 15, K_RESTARTPOLICY = 1 << 16,
+    K_REQUESTS = 1 << 17, K_CPU = 1 << 18, K_MEMORY = 1 << 19, K_GPU = 1 << 20, K_KEY = 1 << 21,
+};
+
+static int once(struct js *s, unsigned *seen, unsigned bit)
+{
+    if (*seen & bit) return fail(s, "a key given twice in one object");
+    *seen |= bit;
+    return 0;
+}
+
 /* ------------------------------------------------------------- node lists */
 
-struct res { int64_t cpu, memory, gpu; int has_cpu, has_memory, has_gpu; };
+struct res { int64_t cpu, memory, gpu; int has_cpu, has_memory, has_gpu; unsigned seen; };
 
 /* A node's resources; cpu in millicores. */
 static int resources_member(struct js *s, struct str k, void *ud)
 {
     struct res *r = ud;
-    if (key_is(k, "cpu")) { r->has_cpu = 1; return quantity(s, 3, &r->cpu); }
-    if (key_is(k, "memory")) { r->has_memory = 1; return quantity(s, 0, &r->memory); }
-    if (key_is(k, GPU_RESOURCE)) { r->has_gpu = 1; return quantity(s, 0, &r->gpu); }
+    if (key_is(k, "cpu")) { r->has_cpu = 1; return once(s, &r->seen, K_CPU) < 0 ? -1 : quantity(s, 3, &r->cpu); }
+    if (key_is(k, "memory")) {
+        r->has_memory = 1;
+        return once(s, &r->seen, K_MEMORY) < 0 ? -1 : quantity(s, 0, &r->memory);
+    }
+    if (key_is(k, GPU_RESOURCE)) { r->has_gpu = 1; return once(s, &r->seen, K_GPU) < 0 ? -1 : quantity(s, 0, &r->gpu); }
     return skip_value(s);
 }
 
@@ -419,12 +442,17 @@ struct node {
     lua_State *L;
     struct res alloc, cap;
     int unschedulable, control_plane, has_name;
+    unsigned seen, meta_seen, spec_seen, status_seen;
 };
+
+struct taint { struct node *n; unsigned seen; };
 
 static int taint_member(struct js *s, struct str k, void *ud)
 {
-    struct node *n = ud;
+    struct taint *t = ud;
+    struct node *n = t->n;
     if (!key_is(k, "key")) return skip_value(s);
+    if (once(s, &t->seen, K_KEY) < 0) return -1;
     if (peek(s) != '"') return skip_value(s);
     struct str v;
     if (read_str(s, &v) < 0) return -1;
@@ -436,22 +464,27 @@ static int taint_member(struct js *s, struct str k, void *ud)
 static int taint_element(struct js *s, void *ud)
 {
     if (peek(s) != '{') return skip_value(s);
-    return each_member(s, taint_member, ud);
+    struct taint t = { ud, 0 };
+    return each_member(s, taint_member, &t);
 }
 
 static int node_spec_member(struct js *s, struct str k, void *ud)
 {
     struct node *n = ud;
-    if (key_is(k, "unschedulable")) return read_bool(s, &n->unschedulable);
-    if (key_is(k, "taints") && peek(s) == '[') return each_element(s, taint_element, n);
+    if (key_is(k, "unschedulable"))
+        return once(s, &n->spec_seen, K_UNSCHEDULABLE) < 0 ? -1 : read_bool(s, &n->unschedulable);
+    if (key_is(k, "taints") && peek(s) == '[')
+        return once(s, &n->spec_seen, K_TAINTS) < 0 ? -1 : each_element(s, taint_element, n);
     return skip_value(s);
 }
 
 static int node_status_member(struct js *s, struct str k, void *ud)
 {
     struct node *n = ud;
-    if (key_is(k, "allocatable") && peek(s) == '{') return each_member(s, resources_member, &n->alloc);
-    if (key_is(k, "capacity") && peek(s) == '{') return each_member(s, resources_member, &n->cap);
+    if (key_is(k, "allocatable") && peek(s) == '{')
+        return once(s, &n->status_seen, K_ALLOCATABLE) < 0 ? -1 : each_member(s, resources_member, &n->alloc);
+    if (key_is(k, "capacity") && peek(s) == '{')
+        return once(s, &n->status_seen, K_CAPACITY) < 0 ? -1 : each_member(s, resources_member, &n->cap);
     return skip_value(s);
 }
 
@@ -459,6 +492,7 @@ static int node_meta_member(struct js *s, struct str k, void *ud)
 {
     struct node *n = ud;
     if (!key_is(k, "name")) return skip_value(s);
+    if (once(s, &n->meta_seen, K_NAME) < 0) return -1;
     struct str v;
     if (read_str(s, &v) < 0) return -1;
     lua_pushlstring(n->L, v.p, v.n);
@@ -470,15 +504,19 @@ static int node_meta_member(struct js *s, struct str k, void *ud)
 static int node_member(struct js *s, struct str k, void *ud)
 {
     struct node *n = ud;
-    if (key_is(k, "metadata") && peek(s) == '{') return each_member(s, node_meta_member, n);
-    if (key_is(k, "spec") && peek(s) == '{') return each_member(s, node_spec_member, n);
-    if (key_is(k, "status") && peek(s) == '{') return each_member(s, node_status_member, n);
+    if (key_is(k, "metadata") && peek(s) == '{')
+        return once(s, &n->seen, K_METADATA) < 0 ? -1 : each_member(s, node_meta_member, n);
+    if (key_is(k, "spec") && peek(s) == '{')
+        return once(s, &n->seen, K_SPEC) < 0 ? -1 : each_member(s, node_spec_member, n);
+    if (key_is(k, "status") && peek(s) == '{')
+        return once(s, &n->seen, K_STATUS) < 0 ? -1 : each_member(s, node_status_member, n);
     return skip_value(s);
 }
 
 /* One list page: items go to `item`; the continue token is stored at stack
  * index `cont`. */
-struct list { lua_State *L; lua_Integer count; int has_items, cont; element_fn item; void *ud; };
+struct list { lua_State *L; lua_Integer count; int has_items, cont; element_fn item; void *ud;
+              unsigned seen, meta_seen; };
 
 static int node_element(struct js *s, void *ud)
 {
@@ -515,6 +553,7 @@ static int list_meta_member(struct js *s, struct str k, void *ud)
 {
     struct list *l = ud;
     if (!key_is(k, "continue")) return skip_value(s);
+    if (once(s, &l->meta_seen, K_CONTINUE) < 0) return -1;
     struct str v;
     if (read_str(s, &v) < 0) return -1;
     if (v.n) {
@@ -528,11 +567,13 @@ static int list_member(struct js *s, struct str k, void *ud)
 {
     struct list *l = ud;
     if (key_is(k, "items")) {
+        if (once(s, &l->seen, K_ITEMS) < 0) return -1;
         if (peek(s) == 'n') return literal(s, "null");
         l->has_items = 1;
         return each_element(s, l->item, l->ud);
     }
-    if (key_is(k, "metadata") && peek(s) == '{') return each_member(s, list_meta_member, l);
+    if (key_is(k, "metadata") && peek(s) == '{')
+        return once(s, &l->seen, K_METADATA) < 0 ? -1 : each_member(s, list_meta_member, l);
     return skip_value(s);
 }
 
@@ -568,7 +609,7 @@ static int kl_nodes(lua_State *L)
     lua_newtable(L);                 /* 3: nodes */
     struct js s;
     js_init(&s, text, len);
-    struct list l = { L, 0, 0, 2, node_element, NULL };
+    struct list l = { .L = L, .cont = 2, .item = node_element };
     l.ud = &l;
     if (scan_list(L, &s, &l, "NodeList")) return 2;
     lua_insert(L, 2);                /* nodes, continue */
@@ -634,28 +675,27 @@ static int usage_gc(lua_State *L)
 
 /* One container's requests, and whether it is a sidecar (an init container
  * with restartPolicy Always). */
-struct container { struct res req; int sidecar; };
+struct container { struct res req; int sidecar; unsigned seen, res_seen; };
 
-static int requests_member(struct js *s, struct str k, void *ud)
-{
-    struct res *r = ud;
-    if (key_is(k, "cpu")) { r->has_cpu = 1; return quantity(s, 3, &r->cpu); }
-    if (key_is(k, "memory")) { r->has_memory = 1; return quantity(s, 0, &r->memory); }
-    if (key_is(k, GPU_RESOURCE)) { r->has_gpu = 1; return quantity(s, 0, &r->gpu); }
-    return skip_value(s);
-}
+/* Requests are resources with the same three names (resources_member), the
+ * cpu scaled the same way: millicores. */
+#define requests_member resources_member
 
 static int container_resources_member(struct js *s, struct str k, void *ud)
 {
-    if (key_is(k, "requests") && peek(s) == '{') return each_member(s, requests_member, ud);
+    struct container *c = ud;
+    if (key_is(k, "requests") && peek(s) == '{')
+        return once(s, &c->res_seen, K_REQUESTS) < 0 ? -1 : each_member(s, requests_member, &c->req);
     return skip_value(s);
 }
 
 static int container_member(struct js *s, struct str k, void *ud)
 {
     struct container *c = ud;
-    if (key_is(k, "resources") && peek(s) == '{') return each_member(s, container_resources_member, &c->req);
+    if (key_is(k, "resources") && peek(s) == '{')
+        return once(s, &c->seen, K_RESOURCES) < 0 ? -1 : each_member(s, container_resources_member, c);
     if (key_is(k, "restartPolicy") && peek(s) == '"') {
+        if (once(s, &c->seen, K_RESTARTPOLICY) < 0) return -1;
         struct str v;
         if (read_str(s, &v) < 0) return -1;
         c->sidecar = key_is(v, "Always");
@@ -670,6 +710,7 @@ struct pod {
     char node_buf[256];
     int has_node, finished;
     int64_t sum[3], sidecars[3], init_max[3], overhead[3];
+    unsigned seen, spec_seen, status_seen;
 };
 
 static void add3(int64_t *a, const struct res *r) { a[0] += r->cpu; a[1] += r->memory; a[2] += r->gpu; }
@@ -704,6 +745,7 @@ static int pod_spec_member(struct js *s, struct str k, void *ud)
 {
     struct pod *p = ud;
     if (key_is(k, "nodeName") && peek(s) == '"') {
+        if (once(s, &p->spec_seen, K_NODENAME) < 0) return -1;
         struct str v;
         if (read_str(s, &v) < 0) return -1;
         if (v.n >= sizeof p->node_buf) return fail(s, "a node name that long");
@@ -713,9 +755,12 @@ static int pod_spec_member(struct js *s, struct str k, void *ud)
         p->has_node = v.n > 0;
         return 0;
     }
-    if (key_is(k, "containers") && peek(s) == '[') return each_element(s, container_element, p);
-    if (key_is(k, "initContainers") && peek(s) == '[') return each_element(s, init_container_element, p);
+    if (key_is(k, "containers") && peek(s) == '[')
+        return once(s, &p->spec_seen, K_CONTAINERS) < 0 ? -1 : each_element(s, container_element, p);
+    if (key_is(k, "initContainers") && peek(s) == '[')
+        return once(s, &p->spec_seen, K_INITCONTAINERS) < 0 ? -1 : each_element(s, init_container_element, p);
     if (key_is(k, "overhead") && peek(s) == '{') {
+        if (once(s, &p->spec_seen, K_OVERHEAD) < 0) return -1;
         struct res r;
         memset(&r, 0, sizeof r);
         if (each_member(s, requests_member, &r) < 0) return -1;
@@ -729,6 +774,7 @@ static int pod_status_member(struct js *s, struct str k, void *ud)
 {
     struct pod *p = ud;
     if (!key_is(k, "phase") || peek(s) != '"') return skip_value(s);
+    if (once(s, &p->status_seen, K_PHASE) < 0) return -1;
     struct str v;
     if (read_str(s, &v) < 0) return -1;
     p->finished = key_is(v, "Succeeded") || key_is(v, "Failed");
@@ -737,8 +783,11 @@ static int pod_status_member(struct js *s, struct str k, void *ud)
 
 static int pod_member(struct js *s, struct str k, void *ud)
 {
-    if (key_is(k, "spec") && peek(s) == '{') return each_member(s, pod_spec_member, ud);
-    if (key_is(k, "status") && peek(s) == '{') return each_member(s, pod_status_member, ud);
+    struct pod *p = ud;
+    if (key_is(k, "spec") && peek(s) == '{')
+        return once(s, &p->seen, K_SPEC) < 0 ? -1 : each_member(s, pod_spec_member, p);
+    if (key_is(k, "status") && peek(s) == '{')
+        return once(s, &p->seen, K_STATUS) < 0 ? -1 : each_member(s, pod_status_member, p);
     return skip_value(s);
 }
 
@@ -775,7 +824,7 @@ static int usage_add(lua_State *L)
     lua_pushnil(L);                  /* 3: continue */
     struct js s;
     js_init(&s, text, len);
-    struct usage_list ul = { { L, 0, 0, 3, usage_pod_element, NULL }, u };
+    struct usage_list ul = { { .L = L, .cont = 3, .item = usage_pod_element }, u };
     ul.l.ud = &ul;
     if (scan_list(L, &s, &ul.l, "PodList")) return 2;
     lua_pushinteger(L, ul.l.count);

@@ -90,6 +90,8 @@ describe("kubelists.nodes", function()
       '{"metadata":{}}', '{"items":[{}]}', '{"items":[{"metadata":{"name":"n"},"x":tru}]}', "",
       '{"items":[{"metadata":{"name":"n\255"}}]}', '{"items":[{"metadata":{"name":"\192\128"}}]}',
       '{"items":[{"metadata":{"name":"n","x":"\237\160\128"}}]}',
+      '{"items":[{"metadata":{"name":"a","name":"b"}}]}', '{"items":[],"items":[]}',
+      '{"items":[{"metadata":{"name":"n"},"status":{"capacity":{"cpu":"1","cpu":"2"}}}]}',
     } do
       local nodes, err = kl.nodes(bad)
       assert.is_nil(nodes, bad)
