@@ -111,11 +111,16 @@ check-asan:
 check-valgrind: all
 	@FLUENCE_VALGRIND=1 sh spec/run
 
-# Benchmarks: whole-process medians and peak RSS against the targets in
-# issue 9, written to docs/benchmarks.md.  They report; they never fail CI.
+# Benchmarks: whole-process medians and peak RSS, each against its floor
+# measured in the same run (bench/floor.c: libyaml's and jansson's bare
+# parse; /bin/true; Fluxion's resource-query), written to docs/benchmarks.md.
+# They report; they never fail CI.
 bench: deps-test all
+	@sh tools/fluxion-deps.sh
 	@mkdir -p build/bench
 	@$(CC) -O2 -o build/bench/timeit bench/timeit.c
+	@$(CC) -O2 $(shell pkg-config --cflags yaml-0.1 jansson) -o build/bench/floor bench/floor.c \
+	  $(shell pkg-config --libs yaml-0.1 jansson)
 	@$(LUA) bench/run.lua
 
 # libFuzzer targets (clang from Debian): one harness, fuzz/fuzz_target.c,
