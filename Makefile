@@ -33,6 +33,17 @@ CFLAGS   ?= $(OPT) -g
 ALL_CFLAGS = $(WARN) $(CFLAGS) $(SAN) -fPIC -D_GNU_SOURCE -DFLUENCE_VERSION='"$(VERSION)"' \
              -Icore -Ibuild/gen $(PKG_CFLAGS)
 LDLIBS   += $(PKG_LIBS) -lm -ldl -lpthread
+# bin/fluence links Lua, LPeg, libyaml and jansson statically (the archives
+# of their -dev packages) when they are there: the dynamic loader finding and
+# relocating four more libraries was a third of every start.  The specs'
+# build/lib/fluence.so stays dynamic: busted's lua5.4 brings its own Lua.
+STATIC_LIBS := lua5.4-lpeg lua5.4 yaml jansson
+STATIC_OK   := $(shell for l in $(STATIC_LIBS); do [ -f "$$($(CC) -print-file-name=lib$$l.a)" ] || exit 0; done; echo yes)
+ifeq ($(STATIC_OK),yes)
+BIN_LIBS := -Wl,-Bstatic $(addprefix -l,$(STATIC_LIBS)) -Wl,-Bdynamic -lm -ldl -lpthread
+else
+BIN_LIBS := $(LDLIBS)
+endif
 
 B        := build$(BUILD_SUFFIX)
 CORE_SRC := $(filter-out core/main.c,$(wildcard core/*.c))
@@ -62,7 +73,7 @@ $(B)/libfluence.a: $(CORE_OBJ) $(GEN_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 bin/fluence$(BUILD_SUFFIX): $(B)/obj/main.o $(B)/libfluence.a | bin
-	$(CC) $(CFLAGS) $(SAN) -o $@ $< $(B)/libfluence.a $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(SAN) -o $@ $< $(B)/libfluence.a $(LDFLAGS) $(BIN_LIBS)
 
 bin/kubectl-fluence: bin/fluence
 	ln -sf fluence $@

