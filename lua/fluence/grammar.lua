@@ -91,6 +91,11 @@ local function mkvalue(pos, text, isq)
   return v
 end
 
+-- The patterns below that contain other rules are the rules of one LPeg
+-- grammar (V"name"): inlined, each use copied its whole subpattern, and the
+-- stage pattern grew to thousands of instructions compiled at every start.
+local V = lpeg.V
+
 local value = Cp() * C(quoted) * Cc(true) / mkvalue
             + Cp() * C(bare) * Cc(false) / mkvalue
 
@@ -105,7 +110,7 @@ end
 
 -- "| ident op" starts an alternative item, not another value
 local alt_next = ws * P "|" * ws * #(ident * ws * opchar)
-local values = Ct(value * (-alt_next * ws * P "|" * ws * (value + missing_value("|"))) ^ 0)
+local values = Ct(V "value" * (-alt_next * ws * P "|" * ws * (V "value" + missing_value("|"))) ^ 0)
 
 -- items --------------------------------------------------------------------
 local function mkitem(pos, key, oppos, o, vals, endpos)
@@ -120,17 +125,17 @@ local function missing_after_op(s, i)
   return ("expected a value after %q, found %s"):format(o, show(s, i))
 end
 
-local item = (Cp() * C(ident) * ws * op * ws * (values + fail(missing_after_op)) * Cp())
+local item = (Cp() * C(ident) * ws * op * ws * (V "values" + fail(missing_after_op)) * Cp())
                / function(pos, key, oppos, o, vals, endpos)
                    return mkitem(pos, key, oppos, o, vals, endpos)
                  end
-           + (Cp() * values * Cp())
+           + (Cp() * V "values" * Cp())
                / function(pos, vals, endpos) return mkitem(pos, nil, nil, nil, vals, endpos) end
 
 -- a comma continues the argument list only when `ident op` follows; so
 -- does "|", making the next item an alternative
 local sep = ws * Cp() * (P "," * Cc(",") + P "|" * Cc("|")) * ws * #(ident * ws * opchar)
-local args = Ct(item * ((sep * item) / function(pos, s, it)
+local args = Ct(V "item" * ((sep * V "item") / function(pos, s, it)
   it.sep, it.seppos = s, pos
   return it
 end) ^ 0)
@@ -158,7 +163,7 @@ local function stage_start_error(s, i)
 end
 
 local stage = Cp() * C(ident) * ws * (tolerance + Cc(nil)) * ws
-            * ((P ":" * ws * Cp() * (args + fail(missing_args)) * Cp()) + Cc(nil) * Cc(nil) * Cc(nil))
+            * ((P ":" * ws * Cp() * (V "args" + fail(missing_args)) * Cp()) + Cc(nil) * Cc(nil) * Cc(nil))
             * Cp()
             / function(pos, word, tol, argpos, items, argend, endpos)
                 return { pos = pos, word = word, tolerance = tol,
@@ -169,10 +174,14 @@ local function after_stage_error(s, i)
   return ("unexpected %s (expected \",\" between stages)"):format(show(s, i))
 end
 
-local pipeline = ws * (#P(-1) * fail("empty policy") + P(true))
-               * Ct((stage + fail(stage_start_error))
-                    * (ws * P "," * ws * (stage + fail(stage_start_error))) ^ 0)
-               * ws * (P(-1) + fail(after_stage_error))
+local pipeline = P {
+  "pipeline",
+  pipeline = ws * (#P(-1) * fail("empty policy") + P(true))
+             * Ct((V "stage" + fail(stage_start_error))
+                  * (ws * P "," * ws * (V "stage" + fail(stage_start_error))) ^ 0)
+             * ws * (P(-1) + fail(after_stage_error)),
+  stage = stage, args = args, item = item, values = values, value = value,
+}
 
 local function trim_end(s, i, j)
   while j >= i and s:sub(j, j):match("%s") do j = j - 1 end
