@@ -91,7 +91,7 @@ local function find_provider(reg, name)
   local p = reg.providers.get(name)
   if p then return p end
   for _, e in ipairs(reg.providers.list) do
-    if e.plugin.family == name then return e end
+    if e.decl.family == name then return e end
   end
 end
 
@@ -121,7 +121,7 @@ end
 local function live_providers(reg, needs, seen)
   local list = {}
   for _, e in ipairs(reg.providers.list) do
-    local provides = e.plugin.live and e.plugin.provides
+    local provides = e.decl.live and e.decl.provides
     if provides and not seen[e.name] then
       for _, attr in ipairs(provides) do
         if needs[attr] then list[#list + 1] = e break end
@@ -203,7 +203,7 @@ local function known_attributes(reg, merged)
     for k in pairs(b.attrs) do set[k] = true end
   end
   for _, e in ipairs(reg.providers.list) do
-    for _, a in ipairs(e.plugin.provides or {}) do set[a] = true end
+    for _, a in ipairs(e.decl.provides or {}) do set[a] = true end
   end
   local list = {}
   for k in pairs(set) do list[#list + 1] = k end
