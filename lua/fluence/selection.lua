@@ -22,7 +22,6 @@ local json = require "fluence.json"
 local request_mod = require "fluence.request"
 local audit = require "fluence.audit"
 local provider_api = require "fluence.provider_api"
-local policy_source = require "fluence.policy_source"
 
 local selection = {}
 
@@ -265,7 +264,7 @@ end
 -- error paths.
 local function manifest_source(stream, obj, req)
   if not (stream and req.policy) then return nil end
-  return policy_source.manifest(stream, obj.index, POLICY, req.policy)
+  return require("fluence.policy_source").manifest(stream, obj.index, POLICY, req.policy)
 end
 
 -- A located, one-stage-pointing failure message.
