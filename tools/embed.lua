@@ -1,8 +1,10 @@
 -- Prints a C file embedding the given Lua sources, keyed by their path in the
 -- source tree ("lua/fluence/cli.lua", "policies/min.lua", ...), as Lua 5.4
 -- bytecode: compiling the sources at every start was 40% of a selection.
--- Debug information stays (chunk names "@lua/fluence/x.lua" and line
--- numbers), so errors still name file and line.
+-- Chunk names ("@lua/fluence/x.lua") and line numbers stay, so errors still
+-- name file and line; the names of local variables and upvalues go (only
+-- messages about a bug in fluence itself showed them: "(local 'x')"), since
+-- loading them was two fifths of loading the modules a selection needs.
 --
 -- It also embeds "builtin-plugins.lua": what each built-in provider declares
 -- (live, family, provides), read here by running the plugin's file once, so
@@ -50,13 +52,66 @@ local function declarations(path, chunk)
   return ("  [%q] = { %s },"):format(path:match("([^/]+)%.lua$"), table.concat(fields, ", "))
 end
 
+-- A Lua 5.4 binary chunk (lundump.c's format, this machine's sizes) without
+-- its local variable and upvalue names.
+local function without_names(s)
+  local pos, out = 1, {}
+  local function take(n) local r = s:sub(pos, pos + n - 1); pos = pos + n; return r end
+  local function emit(x) out[#out + 1] = x end
+  local function size()          -- MSB-first groups of 7 bits, the last marked 0x80
+    local x, start = 0, pos
+    repeat
+      local b = s:byte(pos)
+      pos = pos + 1
+      x = (x << 7) | (b & 0x7f)
+    until b & 0x80 ~= 0
+    return x, s:sub(start, pos - 1)
+  end
+  local function str()           -- size + 1 (0: NULL), then the bytes
+    local n, raw = size()
+    return raw .. (n > 0 and take(n - 1) or "")
+  end
+  local NONE = string.char(0x80)
+  local function func()
+    emit(str())                                            -- source
+    for _ = 1, 2 do emit(select(2, size())) end            -- linedefined, lastlinedefined
+    emit(take(3))                                          -- numparams, is_vararg, maxstacksize
+    local n, raw = size(); emit(raw); emit(take(n * 4))    -- code
+    n, raw = size(); emit(raw)                             -- constants
+    for _ = 1, n do
+      local t = s:byte(pos)
+      emit(take(1))
+      if t == 0x03 or t == 0x13 then emit(take(8))         -- integer, float
+      elseif t == 0x04 or t == 0x14 then emit(str()) end   -- short, long string
+    end
+    n, raw = size(); emit(raw); emit(take(n * 3))          -- upvalues: instack, idx, kind
+    n, raw = size(); emit(raw)
+    for _ = 1, n do func() end                             -- nested functions
+    n, raw = size(); emit(raw); emit(take(n))              -- lineinfo
+    n, raw = size(); emit(raw)                             -- abslineinfo
+    for _ = 1, 2 * n do emit(select(2, size())) end
+    n = size()                                             -- locvars: dropped
+    for _ = 1, n do str(); size(); size() end
+    emit(NONE)
+    n = size()                                             -- upvalue names: dropped
+    for _ = 1, n do str() end
+    emit(NONE)
+  end
+  assert(s:sub(1, 5) == "\27Lua\x54", "not Lua 5.4 bytecode")
+  emit(take(4 + 1 + 1 + 6 + 3 + 8 + 8))                    -- header
+  emit(take(1))                                            -- main function's upvalue count
+  func()
+  assert(pos == #s + 1, "unexpected bytes after the main function")
+  return table.concat(out)
+end
+
 local index = { "return {" }
 for _, path in ipairs(arg) do
   local f = assert(io.open(path, "rb"))
   local data = f:read("a")
   f:close()
   -- a syntax error fails the build, not the first run
-  add(path, string.dump(assert(load(data, "@" .. path, "t")), false))
+  add(path, without_names(string.dump(assert(load(data, "@" .. path, "t")), false)))
   if path:match("^providers/[^/]+%.lua$") then index[#index + 1] = declarations(path, data) end
 end
 index[#index + 1] = "}"
