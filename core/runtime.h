@@ -28,4 +28,7 @@ int fluence_report(lua_State *L);
  * the exit, still reachable from a global. */
 void fluence_runtime_exit(lua_State *L);
 
+/* Closes a runtime fluence_runtime_new made, and frees its allocator. */
+void fluence_runtime_close(lua_State *L);
+
 #endif
