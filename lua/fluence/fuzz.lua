@@ -109,6 +109,22 @@ function fuzz.attributes(data)
                                  sandbox.DEFAULT_BUDGET)
   sandbox.call(plugin.candidates, sandbox.DEFAULT_BUDGET,
                { request = { shots = 1000 }, options = { attributes = { "fuzz.yaml" } }, api = fake })
+  -- the reader in C decides only what the reference accepts, and gives its
+  -- records: the same values, integers and floats alike
+  local fast = require("fluence.attrfile").decode(data, "dir/fuzz.yaml")
+  if fast then
+    local ok, ref = pcall(require("fluence.catalog").reference, data, "dir/fuzz.yaml")
+    local function same(a, b)
+      if type(a) ~= type(b) then return false end
+      if type(a) == "number" then return math.type(a) == math.type(b) and (a == b or (a ~= a and b ~= b)) end
+      if type(a) ~= "table" then return a == b end
+      for k, v in pairs(a) do if not same(v, b[k]) then return false end end
+      for k in pairs(b) do if a[k] == nil then return false end end
+      return true
+    end
+    check(ok, "fluence.attrfile accepted a file the reference refuses: " .. tostring(ref))
+    check(same(ref, fast), "fluence.attrfile and the reference disagree")
+  end
 end
 
 -- kubeconfig files (exec credential plugins are compiled out of fuzz builds).
