@@ -99,9 +99,12 @@ pipeline.stable_sort = stable_sort
 -- sort_by(list, key [, descending]) sorts by key(element), computed once per
 -- element (a comparator would read every backend's attribute through its
 -- read-only view O(n log n) times); stable.
+local by_keys = require("fluence.order").by_keys
 local function sort_by(list, key, descending)
   local keys, order = {}, {}
   for i, v in ipairs(list) do keys[i] = key(v); order[i] = i end
+  -- numbers: sorted in C (core/order.c), the same order as below
+  if by_keys(list, keys, #order, descending) then return list end
   table.sort(order, function(a, b)
     local ka, kb = keys[a], keys[b]
     if ka ~= kb then
@@ -310,7 +313,10 @@ function Pipeline:run(backends, request)
   local result = { ok = false, stages = {}, dropped = {}, survivors = {} }
   local pool = {}
   for i, b in ipairs(backends or {}) do pool[i] = b end
-  stable_sort(pool, function(a, b) return a.name < b.name end)
+  -- merged backends come sorted by name: then sorting would keep them
+  if not require("fluence.order").names_sorted(pool) then
+    stable_sort(pool, function(a, b) return a.name < b.name end)
+  end
   local req = sandbox.readonly(request or {})
 
   local function drop(name, reason)
