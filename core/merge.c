@@ -8,19 +8,17 @@
  * attribute remembers the provider that set it (explain shows it).  A
  * provider may add backends of its own.  Attribute values must be strings,
  * booleans or finite numbers: anything else is the provider's bug, reported
- * with its name. */
+ * with its name.
+ *
+ *   merge.attribute_names(merged) -> { name = true, ... }
+ *     the attribute names the backends of a merged list carry */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <lauxlib.h>
 
-/* [-0, +1]  t[key] without metamethods: backends come from plugins, whose
- * __index must not run outside their sandbox. */
-static int rawfield(lua_State *L, int t, const char *key)
-{
-    lua_pushstring(L, key);
-    return lua_rawget(L, t);
-}
-
+/* Backends come from plugins: they are read without metamethods (rawkey),
+ * whose __index must not run outside the plugin's sandbox. */
 /* Validates one attribute value at the top of the stack. */
 static const char *bad_value(lua_State *L)
 {
@@ -31,6 +29,42 @@ static const char *bad_value(lua_State *L)
         return NULL;
     default: return "must be a string, number or boolean";
     }
+}
+
+/* Lua's string order (lvm.c's l_strcmp): strcoll on each \0-separated part. */
+static int str_cmp(const char *l, size_t ll, const char *r, size_t lr)
+{
+    for (;;) {
+        int c = strcoll(l, r);
+        if (c != 0) return c;
+        size_t len = strlen(l);
+        if (len == lr) return len == ll ? 0 : 1;
+        if (len == ll) return -1;
+        len++;
+        l += len; ll -= len; r += len; lr -= len;
+    }
+}
+
+struct name { const char *s; size_t len; lua_Integer pos; };
+
+static int name_cmp(const void *a, const void *b)
+{
+    const struct name *x = a, *y = b;
+    return str_cmp(x->s, x->len, y->s, y->len);
+}
+
+/* Upvalues: the key strings, made once. */
+#define K_NAME lua_upvalueindex(1)
+#define K_ATTRS lua_upvalueindex(2)
+#define K_SOURCE lua_upvalueindex(3)
+#define K_PROVIDER lua_upvalueindex(4)
+#define K_BACKENDS lua_upvalueindex(5)
+
+/* [-0, +1]  t[key] without metamethods for a key string kept as upvalue k. */
+static int rawkey(lua_State *L, int t, int k)
+{
+    lua_pushvalue(L, k);
+    return lua_rawget(L, t);
 }
 
 static int merge_merge(lua_State *L)
@@ -61,7 +95,7 @@ static int merge_merge(lua_State *L)
                                 provider, (int)i, luaL_typename(L, b));
                 return 2;
             }
-            rawfield(L, b, "name");
+            rawkey(L, b, K_NAME);
             size_t nlen;
             const char *name = lua_tolstring(L, -1, &nlen);
             if (lua_type(L, -1) != LUA_TSTRING || nlen == 0) {
@@ -70,29 +104,44 @@ static int merge_merge(lua_State *L)
                 return 2;
             }
             int namei = lua_gettop(L);
-            /* the merged entry, created on first sight */
+            int attrs_type = rawkey(L, b, K_ATTRS);                   /* namei + 1 */
+            if (attrs_type != LUA_TTABLE && attrs_type != LUA_TNIL) {
+                lua_pushnil(L);
+                lua_pushfstring(L, "provider \"%s\": backend \"%s\": attrs must be a table", provider, name);
+                return 2;
+            }
+            int attrs = namei + 1;
+            /* the merged entry, created on first sight, sized for these attributes */
             lua_pushvalue(L, namei);
+            int m;
             if (lua_rawget(L, 2) == LUA_TNIL) {
                 lua_pop(L, 1);
+                int n = 0;
+                if (attrs_type == LUA_TTABLE) {
+                    lua_pushnil(L);
+                    while (lua_next(L, attrs)) { n++; lua_pop(L, 1); }
+                }
                 lua_createtable(L, 0, 3);
+                m = lua_gettop(L);
+                lua_pushvalue(L, K_NAME);
                 lua_pushvalue(L, namei);
-                lua_setfield(L, -2, "name");
-                lua_newtable(L);
-                lua_setfield(L, -2, "attrs");
-                lua_newtable(L);
-                lua_setfield(L, -2, "source");
+                lua_rawset(L, m);
+                lua_pushvalue(L, K_ATTRS);
+                lua_createtable(L, 0, n);
+                lua_rawset(L, m);
+                lua_pushvalue(L, K_SOURCE);
+                lua_createtable(L, 0, n);
+                lua_rawset(L, m);
                 lua_pushvalue(L, namei);
-                lua_pushvalue(L, -2);
+                lua_pushvalue(L, m);
                 lua_rawset(L, 2);
                 lua_pushvalue(L, namei);
                 lua_rawseti(L, 3, ++nnames);
-            }
-            int m = lua_gettop(L);
-            lua_getfield(L, m, "attrs");
-            lua_getfield(L, m, "source");
+            } else m = lua_gettop(L);
+            rawkey(L, m, K_ATTRS);
+            rawkey(L, m, K_SOURCE);
             int mattrs = m + 1, msource = m + 2;
-            if (rawfield(L, b, "attrs") == LUA_TTABLE) {
-                int attrs = lua_gettop(L);
+            if (attrs_type == LUA_TTABLE) {
                 lua_pushnil(L);
                 while (lua_next(L, attrs)) {
                     if (lua_type(L, -2) != LUA_TSTRING) {
@@ -115,33 +164,64 @@ static int merge_merge(lua_State *L)
                     lua_pushvalue(L, prov);
                     lua_rawset(L, msource);
                 }
-            } else if (!lua_isnil(L, -1)) {
-                lua_pushnil(L);
-                lua_pushfstring(L, "provider \"%s\": backend \"%s\": attrs must be a table", provider, name);
-                return 2;
             }
             lua_settop(L, list);
         }
         lua_settop(L, res - 1);
     }
-    /* sorted by name: the pool order the Go client started every pipeline with */
-    lua_getglobal(L, "table");
-    lua_getfield(L, -1, "sort");
-    lua_pushvalue(L, 3);
-    lua_call(L, 1, 0);
-    lua_pop(L, 1);
+    /* sorted by name: the pool order the Go client started every pipeline
+     * with (names are unique, so any sort gives table.sort's order) */
+    struct name *names = lua_newuserdatauv(L, (size_t)(nnames ? nnames : 1) * sizeof *names, 0);   /* 4 */
+    for (lua_Integer i = 1; i <= nnames; i++) {
+        lua_rawgeti(L, 3, i);                        /* held by table 3 */
+        names[i - 1].s = lua_tolstring(L, -1, &names[i - 1].len);
+        names[i - 1].pos = i;
+        lua_pop(L, 1);
+    }
+    qsort(names, (size_t)nnames, sizeof *names, name_cmp);
     lua_createtable(L, (int)nnames, 0);
     for (lua_Integer i = 1; i <= nnames; i++) {
-        lua_rawgeti(L, 3, i);
+        lua_rawgeti(L, 3, names[i - 1].pos);
         lua_rawget(L, 2);
         lua_rawseti(L, -2, i);
     }
     return 1;
 }
 
+static int merge_attribute_names(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 1);
+    lua_newtable(L);                                     /* 2 */
+    for (lua_Integer i = 1; lua_rawgeti(L, 1, i) == LUA_TTABLE; i++) {
+        if (rawkey(L, 3, K_ATTRS) == LUA_TTABLE) {
+            lua_pushnil(L);
+            while (lua_next(L, 4)) {
+                lua_pop(L, 1);
+                lua_pushvalue(L, -1);
+                lua_pushboolean(L, 1);
+                lua_rawset(L, 2);
+            }
+        }
+        lua_settop(L, 2);
+    }
+    lua_settop(L, 2);
+    return 1;
+}
+
 int luaopen_fluence_merge(lua_State *L)
 {
-    static const luaL_Reg funcs[] = { {"merge", merge_merge}, {NULL, NULL} };
-    luaL_newlib(L, funcs);
+    lua_newtable(L);
+    lua_pushliteral(L, "name");
+    lua_pushliteral(L, "attrs");
+    lua_pushliteral(L, "source");
+    lua_pushliteral(L, "provider");
+    lua_pushliteral(L, "backends");
+    lua_pushcclosure(L, merge_merge, 5);
+    lua_setfield(L, -2, "merge");
+    lua_pushliteral(L, "name");
+    lua_pushliteral(L, "attrs");
+    lua_pushcclosure(L, merge_attribute_names, 2);
+    lua_setfield(L, -2, "attribute_names");
     return 1;
 }
