@@ -7,7 +7,7 @@
 -- loading them was two fifths of loading the modules a selection needs.
 --
 -- It also embeds "builtin-plugins.lua": what each built-in provider declares
--- (live, family, provides), read here by running the plugin's file once, so
+-- (live, family, provides, enriches), read here by running the plugin's file once, so
 -- that a run can tell which providers it needs without loading the others
 -- (fluence.plugins loads a built-in on first use).  A built-in plugin that
 -- does not load, or returns something other than a table, fails the build.
@@ -25,7 +25,7 @@ local function add(path, data)
 end
 
 -- The declarations of a built-in provider, as fluence.plugins normalises
--- them when it loads one (provides: a list of strings).
+-- them when it loads one (provides, enriches: lists of strings).
 local function declarations(path, chunk)
   local env = {}
   for _, k in ipairs{ "assert", "error", "ipairs", "next", "pairs", "select", "tonumber", "tostring", "type",
@@ -40,15 +40,17 @@ local function declarations(path, chunk)
   local ok, p = pcall(fn)
   if not ok then error(("%s: does not load: %s"):format(path, tostring(p)), 0) end
   if type(p) ~= "table" then error(("%s: returns %s, not a table"):format(path, type(p)), 0) end
-  local provides
-  if type(rawget(p, "provides")) == "table" then
-    provides = {}
-    for i = 1, rawlen(p.provides) do provides[i] = ("%q"):format(tostring(rawget(p.provides, i))) end
-  end
   local fields = {}
   if rawget(p, "live") ~= nil then fields[#fields + 1] = "live = " .. tostring(rawget(p, "live") and true) end
   if type(rawget(p, "family")) == "string" then fields[#fields + 1] = ("family = %q"):format(p.family) end
-  if provides then fields[#fields + 1] = "provides = { " .. table.concat(provides, ", ") .. " }" end
+  for _, k in ipairs{ "provides", "enriches" } do
+    local t = rawget(p, k)
+    if type(t) == "table" then
+      local list = {}
+      for i = 1, rawlen(t) do list[i] = ("%q"):format(tostring(rawget(t, i))) end
+      fields[#fields + 1] = k .. " = { " .. table.concat(list, ", ") .. " }"
+    end
+  end
   return ("  [%q] = { %s },"):format(path:match("([^/]+)%.lua$"), table.concat(fields, ", "))
 end
 

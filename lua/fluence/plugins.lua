@@ -15,7 +15,7 @@
 --   { name, description, origin = path | "built-in:policies/x.lua", source,
 --     plugin = <the returned table>, overrides = "built-in" | nil,
 --     shadows = { origin, ... },
---     decl = { live =, family =, provides = } }   -- what a provider declares
+--     decl = { live =, family =, provides =, enriches = } }   -- what a provider declares
 -- and reg.get(name) -> entry | nil.
 --
 -- The built-ins compiled into the binary load on first use (the first read
@@ -76,10 +76,12 @@ local function load_plugin(kind, path, src, extra, budget, mode, name)
   local exports = {}
   for k, v in next, plugin do exports[k] = v end
   plugin = exports
-  if type(plugin.provides) == "table" then     -- a list the host walks: raw too
-    local list = {}
-    for i = 1, rawlen(plugin.provides) do list[i] = tostring(rawget(plugin.provides, i)) end
-    plugin.provides = list
+  for _, k in ipairs{ "provides", "enriches" } do   -- lists the host walks: raw too
+    if type(plugin[k]) == "table" then
+      local list = {}
+      for i = 1, rawlen(plugin[k]) do list[i] = tostring(rawget(plugin[k], i)) end
+      plugin[k] = list
+    end
   end
   for _, k in ipairs(EXPORT_ORDER) do
     local want = spec.exports[k]

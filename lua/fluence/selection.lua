@@ -117,13 +117,27 @@ local function static_providers(reg, args, req, notes)
   return list, seen
 end
 
-local function live_providers(reg, needs, seen)
+-- present: the attribute names the backends gathered so far carry; a live
+-- provider that enriches only backends with some attribute (braket-live:
+-- device_arn) would return nothing without one, so it is not run.
+local function live_providers(reg, needs, seen, present)
   local list = {}
+  local function wanted(e)
+    local enriches = e.decl.enriches
+    if not enriches then return true end
+    for _, a in ipairs(enriches) do
+      if present[a] then return true end
+    end
+    return false
+  end
   for _, e in ipairs(reg.providers.list) do
     local provides = e.decl.live and e.decl.provides
     if provides and not seen[e.name] then
       for _, attr in ipairs(provides) do
-        if needs[attr] then list[#list + 1] = e break end
+        if needs[attr] then
+          if wanted(e) then list[#list + 1] = e end
+          break
+        end
       end
     end
   end
@@ -187,20 +201,22 @@ local function gather(reg, args, req, providers, state)
     state.results[#state.results + 1] = { provider = e.name, backends = backends or {} }
     for _, n in ipairs(pnotes) do state.notes[#state.notes + 1] = n end
     for n in pairs(prun) do state.run_notes[n] = true end
-    local m, err = merge.merge(state.results)
-    if not m then errors.raise("INPUT", "%s", err) end
-    state.merged = m
+    -- a provider that returned no backends leaves the merge as it was
+    local none = backends == nil or (type(backends) == "table" and next(backends) == nil)
+    if not none or #state.results == 1 then
+      local m, err = merge.merge(state.results)
+      if not m then errors.raise("INPUT", "%s", err) end
+      state.merged = m
+    end
     logger.v(1, "provider %s: %d backends in %.0f ms", e.name, #(backends or {}), (sys.monotonic() - t0) * 1000)
   end
 end
 
 -- Attribute names a policy may mention without being taken for a typo: what
 -- the providers returned, and what the live ones would.
-local function known_attributes(reg, merged)
+local function known_attributes(reg, present)
   local set = {}
-  for _, b in ipairs(merged) do
-    for k in pairs(b.attrs) do set[k] = true end
-  end
+  for k in pairs(present) do set[k] = true end
   for _, e in ipairs(reg.providers.list) do
     for _, a in ipairs(e.decl.provides or {}) do set[a] = true end
   end
@@ -402,16 +418,17 @@ local function decide(ctx, req, how)
   local state = { results = {}, merged = {}, notes = d.notes, run_notes = d.run_notes }
   local providers, seen = static_providers(reg, args, req, d.notes)
   gather(reg, args, req, providers, state)
+  local present = merge.attribute_names(state.merged)
   local pl = how.policy
   if not pl then
     local ok, e = errors.try(compile, ctx.cache, reg, args, req.policy, "select-policy",
-                             known_attributes(reg, state.merged))
+                             known_attributes(reg, present))
     if not ok then d.compile_error = e return d end
     pl = e
   end
   d.pipeline = pl
   local needs = pl.attributes and pl:attributes() or {}
-  gather(reg, args, req, live_providers(reg, needs, seen), state)
+  gather(reg, args, req, live_providers(reg, needs, seen, present), state)
   local backends = state.merged
   d.all = backends
   local offered, why = reg.offerings()
@@ -485,7 +502,8 @@ local function decide_many(ctx, req, how)
     local union = {}
     for _, p in ipairs(per) do for _, b in ipairs(p.state.merged) do union[#union + 1] = b end end
     union[#union + 1] = { name = "", attrs = { backend = "", context = "" } }
-    local ok, e = errors.try(compile, ctx.cache, reg, args, req.policy, "select-policy", known_attributes(reg, union))
+    local ok, e = errors.try(compile, ctx.cache, reg, args, req.policy, "select-policy",
+                             known_attributes(reg, merge.attribute_names(union)))
     if not ok then src.current = nil; d.compile_error = e return d end
     pl = e
   end
@@ -496,7 +514,7 @@ local function decide_many(ctx, req, how)
     src.current = p.c
     local notes = {}
     p.state.notes = notes
-    gather(reg, args, req, live_providers(reg, needs, p.seen), p.state)
+    gather(reg, args, req, live_providers(reg, needs, p.seen, merge.attribute_names(p.state.merged)), p.state)
     local offered, why = reg.offerings()
     for _, n in ipairs(notes) do note(n) end
     if why and not args.opts.offline then note(why, true) end
