@@ -1,6 +1,6 @@
 /* fluence.merge — merging what providers return, by backend name.
  *
- *   merge.merge({ {provider = "file", backends = {...}}, ... })
+ *   merge.merge({ {provider = "file", backends = {...} [, trusted = true]}, ... })
  *     -> { {name =, attrs = {...}, source = {attr = provider}}, ... } sorted by name
  *     |  nil, "provider \"x\": backend #3: ..." for malformed results
  *
@@ -8,11 +8,15 @@
  * attribute remembers the provider that set it (explain shows it).  A
  * provider may add backends of its own.  Attribute values must be strings,
  * booleans or finite numbers: anything else is the provider's bug, reported
- * with its name.
+ * with its name.  A trusted result's attrs tables (a built-in provider's,
+ * which it never changes once returned) become the merged backends' own
+ * until another provider adds to one: copying 10,000 of them was most of a
+ * merge.
  *
  *   merge.attribute_names(merged) -> { name = true, ... }
  *     the attribute names the backends of a merged list carry */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <lauxlib.h>
@@ -67,6 +71,45 @@ static int rawkey(lua_State *L, int t, int k)
     return lua_rawget(L, t);
 }
 
+/* The attrs tables merged entries borrow, by address (open addressing; an
+ * address is never removed: two backends may share one table). */
+struct borrowed { size_t cap; const void *slot[1]; };
+
+static size_t hash_ptr(const void *p, size_t cap)
+{
+    uint64_t h = (uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 32) & (cap - 1);
+}
+
+static void borrowed_add(struct borrowed *b, const void *p)
+{
+    size_t h = hash_ptr(p, b->cap);
+    while (b->slot[h] && b->slot[h] != p) h = (h + 1) & (b->cap - 1);
+    b->slot[h] = p;
+}
+
+static int borrowed_has(const struct borrowed *b, const void *p)
+{
+    size_t h = hash_ptr(p, b->cap);
+    while (b->slot[h]) {
+        if (b->slot[h] == p) return 1;
+        h = (h + 1) & (b->cap - 1);
+    }
+    return 0;
+}
+
+/* [-0, +1]  A copy of the table at idx (n entries). */
+static void copy_table(lua_State *L, int idx, int n)
+{
+    lua_createtable(L, 0, n);
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_rawset(L, -4);
+    }
+}
+
 static int merge_merge(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -74,12 +117,27 @@ static int merge_merge(lua_State *L)
     lua_newtable(L);                             /* 2: name -> merged backend */
     lua_newtable(L);                             /* 3: names in order of appearance */
     lua_Integer nnames = 0;
+    /* 4: the set of borrowed attrs tables, room for every backend */
+    size_t total = 0;
+    for (lua_Integer p = 1; lua_rawgeti(L, 1, p) == LUA_TTABLE; p++) {
+        if (lua_getfield(L, -1, "backends") == LUA_TTABLE) total += lua_rawlen(L, -1);
+        lua_pop(L, 2);
+    }
+    lua_pop(L, 1);
+    size_t cap = 16;
+    while (cap < total * 2) cap *= 2;
+    struct borrowed *lent = lua_newuserdatauv(L, sizeof *lent + (cap - 1) * sizeof lent->slot[0], 0);
+    lent->cap = cap;
+    memset(lent->slot, 0, cap * sizeof lent->slot[0]);
     for (lua_Integer p = 1; lua_rawgeti(L, 1, p) == LUA_TTABLE; p++) {
         int res = lua_gettop(L);
         lua_getfield(L, res, "provider");
         const char *provider = lua_tostring(L, -1);
         if (!provider) return luaL_error(L, "merge: result #%d has no provider name", (int)p);
         int prov = lua_gettop(L);
+        lua_getfield(L, res, "trusted");
+        int trusted = lua_toboolean(L, -1);
+        lua_pop(L, 1);
         if (lua_getfield(L, res, "backends") != LUA_TTABLE) {
             lua_pushnil(L);
             lua_pushfstring(L, "provider \"%s\" returned %s instead of a list of backends",
@@ -111,23 +169,27 @@ static int merge_merge(lua_State *L)
                 return 2;
             }
             int attrs = namei + 1;
-            /* the merged entry, created on first sight, sized for these attributes */
+            int n = 0;
+            if (attrs_type == LUA_TTABLE) {
+                lua_pushnil(L);
+                while (lua_next(L, attrs)) { n++; lua_pop(L, 1); }
+            }
+            /* the merged entry, created on first sight, sized for these
+             * attributes.  A built-in provider's attrs table (trusted: it
+             * never changes one it returned) is taken as it is, not copied,
+             * until a later provider writes to it: then the entry gets a copy. */
             lua_pushvalue(L, namei);
-            int m;
+            int m, lend = 0;
             if (lua_rawget(L, 2) == LUA_TNIL) {
                 lua_pop(L, 1);
-                int n = 0;
-                if (attrs_type == LUA_TTABLE) {
-                    lua_pushnil(L);
-                    while (lua_next(L, attrs)) { n++; lua_pop(L, 1); }
-                }
+                lend = trusted && attrs_type == LUA_TTABLE && !lua_getmetatable(L, attrs);
                 lua_createtable(L, 0, 3);
                 m = lua_gettop(L);
                 lua_pushvalue(L, K_NAME);
                 lua_pushvalue(L, namei);
                 lua_rawset(L, m);
                 lua_pushvalue(L, K_ATTRS);
-                lua_createtable(L, 0, n);
+                if (lend) lua_pushvalue(L, attrs); else lua_createtable(L, 0, n);
                 lua_rawset(L, m);
                 lua_pushvalue(L, K_SOURCE);
                 lua_createtable(L, 0, n);
@@ -137,10 +199,22 @@ static int merge_merge(lua_State *L)
                 lua_rawset(L, 2);
                 lua_pushvalue(L, namei);
                 lua_rawseti(L, 3, ++nnames);
-            } else m = lua_gettop(L);
+            } else {
+                m = lua_gettop(L);
+                if (rawkey(L, m, K_ATTRS) == LUA_TTABLE && borrowed_has(lent, lua_topointer(L, -1))) {
+                    int old = lua_gettop(L), count = 0;
+                    lua_pushnil(L);
+                    while (lua_next(L, old)) { count++; lua_pop(L, 1); }
+                    lua_pushvalue(L, K_ATTRS);
+                    copy_table(L, old, count + n);
+                    lua_rawset(L, m);
+                }
+                lua_settop(L, m);
+            }
             rawkey(L, m, K_ATTRS);
             rawkey(L, m, K_SOURCE);
             int mattrs = m + 1, msource = m + 2;
+            if (lend) borrowed_add(lent, lua_topointer(L, mattrs));
             if (attrs_type == LUA_TTABLE) {
                 lua_pushnil(L);
                 while (lua_next(L, attrs)) {
@@ -157,9 +231,12 @@ static int merge_merge(lua_State *L)
                                         provider, name, lua_tostring(L, -3), why);
                         return 2;
                     }
-                    lua_pushvalue(L, -2);
-                    lua_insert(L, -2);
-                    lua_rawset(L, mattrs);
+                    if (lend) lua_pop(L, 1);                 /* the value is there already */
+                    else {
+                        lua_pushvalue(L, -2);
+                        lua_insert(L, -2);
+                        lua_rawset(L, mattrs);
+                    }
                     lua_pushvalue(L, -1);
                     lua_pushvalue(L, prov);
                     lua_rawset(L, msource);

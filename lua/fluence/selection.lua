@@ -198,7 +198,7 @@ local function gather(reg, args, req, providers, state)
     local t0 = sys.monotonic()
     local ctx = sandbox.readonly{ request = req, options = args.opts, api = reg.api, backends = state.merged }
     local backends, pnotes, prun = call_provider(e, ctx)
-    state.results[#state.results + 1] = { provider = e.name, backends = backends or {} }
+    state.results[#state.results + 1] = { provider = e.name, backends = backends or {}, trusted = e.source == "built-in" }
     for _, n in ipairs(pnotes) do state.notes[#state.notes + 1] = n end
     for n in pairs(prun) do state.run_notes[n] = true end
     -- a provider that returned no backends leaves the merge as it was
@@ -635,6 +635,28 @@ local function stamp(stream, obj, rec)
   if not ok then errors.raise("INPUT", "%s", err) end
 end
 
+-- The names of rec.dropped, sorted.  Every one is a backend of rec.all,
+-- which is sorted by name already when one cluster's providers made it:
+-- then they are picked out in its order, instead of sorted again (10,000
+-- dropped backends are common).
+local function dropped_names(rec)
+  local names, n = {}, 0
+  for _ in pairs(rec.dropped) do n = n + 1 end
+  local all = rec.all
+  if all and require("fluence.order").names_sorted(all) then
+    local dropped = rec.dropped
+    for i = 1, #all do
+      local name = all[i].name
+      if dropped[name] ~= nil then names[#names + 1] = name end
+    end
+    if #names == n then return names end
+    names = {}
+  end
+  for k in pairs(rec.dropped) do names[#names + 1] = k end
+  table.sort(names)
+  return names
+end
+
 -- The stderr lines of one selection.  A note about the whole run comes
 -- first, unindented, the first time it is met for this cluster (said[key]);
 -- the object's own notes follow its "selected backend" line.
@@ -650,10 +672,7 @@ local function report(rec, said, cluster)
   local on = rec.context and (' on context "%s"'):format(rec.context) or ""
   lines[#lines + 1] = ('selected backend "%s"%s for %s (policy "%s")\n'):format(rec.chosen, on, describe(rec.object),
                                                                               rec.pipeline.text)
-  local names = {}
-  for n in pairs(rec.dropped) do names[#names + 1] = n end
-  table.sort(names)
-  for _, n in ipairs(names) do lines[#lines + 1] = ("  dropped %s: %s\n"):format(n, rec.dropped[n]) end
+  for _, n in ipairs(dropped_names(rec)) do lines[#lines + 1] = "  dropped " .. n .. ": " .. rec.dropped[n] .. "\n" end
   for _, n in ipairs(rec.notes) do
     if not run[n] then lines[#lines + 1] = ("  note: %s\n"):format(n) end
   end
