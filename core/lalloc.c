@@ -2,21 +2,42 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "lalloc.h"
 
 #define GRAIN 16                    /* size classes: 16, 32, ... SMALL bytes */
-#define SMALL 256
+#define SMALL 512
 #define NCLASS (SMALL / GRAIN)
 #define CHUNK (64 * 1024)           /* small blocks are cut from chunks this big */
+#define HUGE_CHUNK (2 * 1024 * 1024)   /* ... and, once the heap is big, this big */
+#define HUGE_AFTER 32               /* chunks before that: small runs stay small */
 
-struct chunk { struct chunk *next; };
+struct chunk { struct chunk *next; size_t mapped; };
 struct free_block { struct free_block *next; };
 
 struct lalloc {
     struct free_block *free[NCLASS];
     char *cur, *end;                /* the rest of the newest chunk */
     struct chunk *chunks;
+    size_t nchunks;
 };
+
+/* A 2 MiB chunk on a 2 MiB boundary, the kernel asked for a huge page: one
+ * page fault and one TLB entry instead of 512 (a 20 MB heap took 5,000
+ * faults, and its hash lookups missed the TLB).  NULL when refused. */
+static struct chunk *huge_chunk(void)
+{
+    size_t span = 2 * HUGE_CHUNK;
+    char *p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    char *q = (char *)(((uintptr_t)p + HUGE_CHUNK - 1) & ~(uintptr_t)(HUGE_CHUNK - 1));
+    if (q > p) munmap(p, (size_t)(q - p));
+    if (q + HUGE_CHUNK < p + span) munmap(q + HUGE_CHUNK, (size_t)(p + span - (q + HUGE_CHUNK)));
+#ifdef MADV_HUGEPAGE
+    madvise(q, HUGE_CHUNK, MADV_HUGEPAGE);     /* a hint: fine if refused */
+#endif
+    return (struct chunk *)q;
+}
 
 static size_t class_of(size_t n) { return (n + GRAIN - 1) / GRAIN - 1; }
 
@@ -38,12 +59,19 @@ static void *small_get(struct lalloc *a, size_t n)
             a->free[k] = r;
             a->cur += (k + 1) * GRAIN;
         }
-        struct chunk *ch = malloc(CHUNK);
-        if (!ch) return NULL;
+        struct chunk *ch = a->nchunks >= HUGE_AFTER ? huge_chunk() : NULL;
+        size_t len = HUGE_CHUNK;
+        if (!ch) {
+            ch = malloc(CHUNK);
+            len = CHUNK;
+            if (!ch) return NULL;
+            ch->mapped = 0;
+        } else ch->mapped = HUGE_CHUNK;
         ch->next = a->chunks;
         a->chunks = ch;
+        a->nchunks++;
         a->cur = (char *)ch + GRAIN;        /* the header keeps blocks 16-aligned */
-        a->end = (char *)ch + CHUNK;
+        a->end = (char *)ch + len;
     }
     void *p = a->cur;
     a->cur += size;
@@ -99,7 +127,7 @@ void fluence_lalloc_free(struct lalloc *a)
     if (!a) return;
     for (struct chunk *c = a->chunks, *n; c; c = n) {
         n = c->next;
-        free(c);
+        if (c->mapped) munmap(c, c->mapped); else free(c);
     }
     free(a);
 }
