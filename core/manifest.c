@@ -47,6 +47,8 @@
  * manifest_edit.c for where and how annotations are written. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -54,12 +56,14 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include <lauxlib.h>
+#include "exitcode.h"
 #include "manifest.h"
 #include "strbuf.h"
 
 #define STREAM_MT "fluence.manifest.stream"
 #define TEXT_MT "fluence.manifest.text"
 #define BIG_TEXT ((size_t)4 << 20)
+#define MAP_TEXT ((size_t)1 << 20)     /* regular files from this size are mapped */
 #define GROUP_LABEL "fluence.flux-framework.org/group"
 #define SELECT_POLICY "fluence.flux-framework.org/select-policy"
 
@@ -90,12 +94,72 @@ static int stream_gc(lua_State *L)
  * manifest.read(path) keeps a file's bytes out of the Lua heap: a Lua string
  * of the input costs a second copy while it is made (peak RSS) and, for a
  * 100 MB stream, ~50,000 page faults (as long as libyaml's whole parse on a
- * virtual machine).  A big text lives in anonymous memory advised to use
- * huge pages, read() into place: no copy, ~50 faults per 100 MB. */
-struct mtext { char *data; size_t len, cap; int mapped; };
+ * virtual machine).  A big regular file is mapped (read-only, private, its
+ * pages mapped at once): the page cache's own pages, no copy and no zeroing
+ * (reading 94 MB into fresh memory took 50-150 ms, mapping it 4 ms).  Other
+ * big inputs (stdin) live in anonymous memory advised to use huge pages,
+ * read() into place.
+ *
+ * A mapped file truncated while fluence reads it would end the process with
+ * SIGBUS: the handler below names the file instead and exits with code 3
+ * (bad input), as for any input that does not read; nothing reaches stdout
+ * before the run ends. */
+struct mtext { char *data; size_t len, cap; int mapped; int slot; };
+
+#define MAX_MAPS 64
+static struct { const char *start; size_t len; char path[512]; } maps[MAX_MAPS];
+static volatile sig_atomic_t map_used[MAX_MAPS];
+
+static void on_sigbus(int sig, siginfo_t *si, void *ctx)
+{
+    (void)ctx;
+    const char *at = si ? (const char *)si->si_addr : NULL;
+    for (int i = 0; i < MAX_MAPS; i++) {
+        if (map_used[i] && at >= maps[i].start && at < maps[i].start + maps[i].len) {
+            static const char a[] = "fluence: ", b[] = ": the file changed (was truncated) while it was being read\n";
+            ssize_t r = write(2, a, sizeof a - 1);
+            r = write(2, maps[i].path, strlen(maps[i].path));
+            r = write(2, b, sizeof b - 1);
+            (void)r;
+            _exit(FLUENCE_EXIT_INPUT);
+        }
+    }
+    signal(sig, SIG_DFL);                   /* not ours: as without the handler */
+    raise(sig);
+}
+
+/* Maps fd's len bytes; 0 and t filled, or -1 (then read() it). */
+static int text_map(struct mtext *t, int fd, size_t len, const char *path)
+{
+    static int installed;
+    int slot = -1;
+    for (int i = 0; i < MAX_MAPS; i++) if (!map_used[i]) { slot = i; break; }
+    if (slot < 0) return -1;
+    if (!installed) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_sigbus;
+        sa.sa_flags = SA_SIGINFO;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGBUS, &sa, NULL) != 0) return -1;
+        installed = 1;
+    }
+    void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (p == MAP_FAILED) return -1;
+    maps[slot].start = p;
+    maps[slot].len = len;
+    snprintf(maps[slot].path, sizeof maps[slot].path, "%s", path);
+    map_used[slot] = 1;
+    t->data = p;
+    t->len = t->cap = len;
+    t->mapped = 2;
+    t->slot = slot;
+    return 0;
+}
 
 static void text_free(struct mtext *t)
 {
+    if (t->mapped == 2) map_used[t->slot] = 0;
     if (t->mapped) munmap(t->data, t->cap); else free(t->data);
     t->data = NULL;
     t->len = t->cap = 0;
@@ -224,7 +288,8 @@ static int m_read(lua_State *L)
         if (S_ISREG(st.st_mode) && (size_t)st.st_size > max) err = EFBIG;
         else if (S_ISREG(st.st_mode) && st.st_size > 0) hint = (size_t)st.st_size;
     }
-    if (!err) err = read_all(fd, t, hint, max);
+    if (!err && !(hint >= MAP_TEXT && fd > 0 && text_map(t, fd, hint, path) == 0))
+        err = read_all(fd, t, hint, max);
     if (fd > 0) close(fd);
     if (err) {
         text_free(t);
