@@ -617,9 +617,10 @@ end
 -- changed template restarts a Deployment's pods and is refused for a Job, so
 -- re-applying an unchanged manifest must not change one.  The time-stamped
 -- audit therefore lives on the object only (docs/kubernetes.md).
+local OURS = { [PIN] = true, [RESULT] = true }
 local function stamp(stream, obj, rec)
   local d = rec.decision
-  local used = audit.used(obj.annotations, { [PIN] = true, [RESULT] = true })
+  local used = audit.used(obj.annotations, OURS)
   local budget = audit.LIMIT - used - #PIN - #rec.chosen - #RESULT - 64
   -- the audit of a shared decision is encoded once, and again only for an
   -- object whose other annotations leave it less room
@@ -661,7 +662,8 @@ end
 -- first, unindented, the first time it is met for this cluster (said[key]);
 -- the object's own notes follow its "selected backend" line.
 local function report(rec, said, cluster)
-  local lines, run = {}, rec.decision.run_notes
+  local d = rec.decision
+  local lines, run = {}, d.run_notes
   for _, n in ipairs(rec.notes) do
     local key = cluster .. "\0" .. n
     if run[n] and not said[key] then
@@ -672,10 +674,19 @@ local function report(rec, said, cluster)
   local on = rec.context and (' on context "%s"'):format(rec.context) or ""
   lines[#lines + 1] = ('selected backend "%s"%s for %s (policy "%s")\n'):format(rec.chosen, on, describe(rec.object),
                                                                               rec.pipeline.text)
-  for _, n in ipairs(dropped_names(rec)) do lines[#lines + 1] = "  dropped " .. n .. ": " .. rec.dropped[n] .. "\n" end
-  for _, n in ipairs(rec.notes) do
-    if not run[n] then lines[#lines + 1] = ("  note: %s\n"):format(n) end
+  -- what follows depends on the decision alone: made once for all the
+  -- objects that share it
+  local tail = d.report_tail
+  if not tail then
+    local t = {}
+    for _, n in ipairs(dropped_names(rec)) do t[#t + 1] = "  dropped " .. n .. ": " .. rec.dropped[n] .. "\n" end
+    for _, n in ipairs(rec.notes) do
+      if not run[n] then t[#t + 1] = ("  note: %s\n"):format(n) end
+    end
+    tail = table.concat(t)
+    d.report_tail = tail
   end
+  lines[#lines + 1] = tail
   return table.concat(lines)
 end
 
@@ -712,10 +723,9 @@ function selection.run(args, how)
     end
   end
   local selected = 0
-  local records, stderr, objects = {}, {}, {}
+  local records, stderr, chosen_of = {}, {}, {}
   for _, st in ipairs(streams) do
     for _, obj in ipairs(st.objects) do
-      local where = ("%s:%d:%d"):format(st.name, obj.line or 1, obj.col or 1)
       local wanted = obj.wants_selection or (how.policy_file and obj.targets_fluence)
       local chosen, context
       local pin = wanted and request_mod.pin(obj)
@@ -725,12 +735,15 @@ function selection.run(args, how)
         wanted = false
       end
       if wanted then
+        local where = ("%s:%d:%d"):format(st.name, obj.line or 1, obj.col or 1)
         selected = selected + 1
-        logger.progress(("selecting: %d objects so far (%s)"):format(selected, describe(obj)))
+        if logger.progress_due() then
+          logger.progress(("selecting: %d objects so far (%s)"):format(selected, describe(obj)))
+        end
         ctx.reg = ctx.reg or registries(args, ctx.clusters)
         if how.policy_file and not how.policy then how.policy = how.load_policy(ctx.reg) end
         local rec = select_one(ctx, obj, where, how, st.stream)
-        records[#records + 1] = rec
+        if how.explain then records[#records + 1] = rec end   -- explain's; a select lets them go
         if rec.error and not how.explain then errors.raise(rec.error_kind or "SELECT", "%s", rec.error) end
         if rec.chosen then
           stamp(st.stream, obj, rec)
@@ -738,10 +751,7 @@ function selection.run(args, how)
           chosen, context = rec.chosen, rec.context
         end
       end
-      objects[#objects + 1] = { stream = st.stream, index = obj.index, kind = obj.kind,
-                                apiVersion = obj.apiVersion, name = obj.name,
-                                generateName = obj.generateName, namespace = obj.namespace,
-                                chosen = chosen, context = context }
+      if chosen then chosen_of[obj] = { chosen, context } end
     end
   end
 
@@ -750,13 +760,33 @@ function selection.run(args, how)
   -- asked for as one string (res.output): never a second copy needlessly
   local rendered = {}
   for i, st in ipairs(streams) do rendered[i] = st.stream end
+  -- res.objects, one entry per object of every stream, made when first
+  -- asked for (apply, -o json): a select of a 20,000-object stream never does
+  local function all_objects()
+    local objects = {}
+    for _, st in ipairs(streams) do
+      for _, obj in ipairs(st.objects) do
+        local c = chosen_of[obj] or {}
+        objects[#objects + 1] = { stream = st.stream, index = obj.index, kind = obj.kind,
+                                  apiVersion = obj.apiVersion, name = obj.name,
+                                  generateName = obj.generateName, namespace = obj.namespace,
+                                  chosen = c[1], context = c[2] }
+      end
+    end
+    return objects
+  end
+  local res = { streams = streams, records = records, stderr = table.concat(stderr),
+                write_output = function(_, fd) return inputs.write(fd, rendered) end }
   -- each object as JSON only for those who need it (apply, -o json)
   if how.objects_json or args.opts.output == "json" then
-    for _, o in ipairs(objects) do o.json = o.stream:object_json(o.index) end
+    res.objects = all_objects()
+    for _, o in ipairs(res.objects) do o.json = o.stream:object_json(o.index) end
   end
-  local res = { streams = streams, objects = objects, records = records, stderr = table.concat(stderr),
-                write_output = function(_, fd) return inputs.write(fd, rendered) end }
   return setmetatable(res, { __index = function(t, k)
+    if k == "objects" then
+      t.objects = all_objects()
+      return t.objects
+    end
     if k ~= "output" then return nil end
     t.output = inputs.join(rendered)
     return t.output
