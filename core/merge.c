@@ -98,6 +98,48 @@ static int borrowed_has(const struct borrowed *b, const void *p)
     return 0;
 }
 
+/* Source tables shared by a provider's backends, by the shape of their
+ * attrs tables (a few shapes in a whole catalog). */
+#define SHAPES 8
+struct shape { uint64_t hash; int n; };
+
+/* [-0, +1]  The source table {name = provider, ...} for the n attributes of
+ * the attrs table at idx: one already made for that shape (its names
+ * checked: a hash proves nothing), or a new one, kept for the next. */
+static void push_shared_source(lua_State *L, struct borrowed *lent, struct shape *shapes, int *nshapes, int holder,
+                               uint64_t hash, int n, int attrs, int prov)
+{
+    for (int i = 0; i < *nshapes; i++) {
+        if (shapes[i].hash != hash || shapes[i].n != n) continue;
+        lua_rawgeti(L, holder, i + 1);
+        int cand = lua_gettop(L), same = 1;
+        lua_pushnil(L);
+        while (same && lua_next(L, attrs)) {
+            lua_pop(L, 1);
+            lua_pushvalue(L, -1);
+            if (lua_rawget(L, cand) == LUA_TNIL) same = 0;
+            lua_pop(L, 1);
+        }
+        if (same) return;                      /* n names, all in cand's n: the same */
+        lua_settop(L, cand - 1);
+    }
+    lua_createtable(L, 0, n);
+    int src = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, attrs)) {
+        lua_pop(L, 1);
+        lua_pushvalue(L, -1);
+        lua_pushvalue(L, prov);
+        lua_rawset(L, src);
+    }
+    borrowed_add(lent, lua_topointer(L, src));
+    int slot = *nshapes < SHAPES ? (*nshapes)++ : (int)(hash % SHAPES);
+    shapes[slot].hash = hash;
+    shapes[slot].n = n;
+    lua_pushvalue(L, src);
+    lua_rawseti(L, holder, slot + 1);
+}
+
 /* [-0, +1]  A copy of the table at idx (n entries). */
 static void copy_table(lua_State *L, int idx, int n)
 {
@@ -126,9 +168,14 @@ static int merge_merge(lua_State *L)
     lua_pop(L, 1);
     size_t cap = 16;
     while (cap < total * 2) cap *= 2;
+    /* room for every attrs table and every source table */
+    while (cap < total * 4) cap *= 2;
     struct borrowed *lent = lua_newuserdatauv(L, sizeof *lent + (cap - 1) * sizeof lent->slot[0], 0);
     lent->cap = cap;
     memset(lent->slot, 0, cap * sizeof lent->slot[0]);
+    lua_createtable(L, SHAPES, 0);              /* 5: the shared source tables, by slot */
+    struct shape shapes[SHAPES];
+    int nshapes = 0;
     for (lua_Integer p = 1; lua_rawgeti(L, 1, p) == LUA_TTABLE; p++) {
         int res = lua_gettop(L);
         lua_getfield(L, res, "provider");
@@ -138,6 +185,7 @@ static int merge_merge(lua_State *L)
         lua_getfield(L, res, "trusted");
         int trusted = lua_toboolean(L, -1);
         lua_pop(L, 1);
+        nshapes = 0;                             /* shapes are per provider */
         if (lua_getfield(L, res, "backends") != LUA_TTABLE) {
             lua_pushnil(L);
             lua_pushfstring(L, "provider \"%s\" returned %s instead of a list of backends",
@@ -169,52 +217,10 @@ static int merge_merge(lua_State *L)
                 return 2;
             }
             int attrs = namei + 1;
+            /* the attributes checked, counted, and their names' addresses
+             * hashed in iteration order (the shape of the table) */
             int n = 0;
-            if (attrs_type == LUA_TTABLE) {
-                lua_pushnil(L);
-                while (lua_next(L, attrs)) { n++; lua_pop(L, 1); }
-            }
-            /* the merged entry, created on first sight, sized for these
-             * attributes.  A built-in provider's attrs table (trusted: it
-             * never changes one it returned) is taken as it is, not copied,
-             * until a later provider writes to it: then the entry gets a copy. */
-            lua_pushvalue(L, namei);
-            int m, lend = 0;
-            if (lua_rawget(L, 2) == LUA_TNIL) {
-                lua_pop(L, 1);
-                lend = trusted && attrs_type == LUA_TTABLE && !lua_getmetatable(L, attrs);
-                lua_createtable(L, 0, 3);
-                m = lua_gettop(L);
-                lua_pushvalue(L, K_NAME);
-                lua_pushvalue(L, namei);
-                lua_rawset(L, m);
-                lua_pushvalue(L, K_ATTRS);
-                if (lend) lua_pushvalue(L, attrs); else lua_createtable(L, 0, n);
-                lua_rawset(L, m);
-                lua_pushvalue(L, K_SOURCE);
-                lua_createtable(L, 0, n);
-                lua_rawset(L, m);
-                lua_pushvalue(L, namei);
-                lua_pushvalue(L, m);
-                lua_rawset(L, 2);
-                lua_pushvalue(L, namei);
-                lua_rawseti(L, 3, ++nnames);
-            } else {
-                m = lua_gettop(L);
-                if (rawkey(L, m, K_ATTRS) == LUA_TTABLE && borrowed_has(lent, lua_topointer(L, -1))) {
-                    int old = lua_gettop(L), count = 0;
-                    lua_pushnil(L);
-                    while (lua_next(L, old)) { count++; lua_pop(L, 1); }
-                    lua_pushvalue(L, K_ATTRS);
-                    copy_table(L, old, count + n);
-                    lua_rawset(L, m);
-                }
-                lua_settop(L, m);
-            }
-            rawkey(L, m, K_ATTRS);
-            rawkey(L, m, K_SOURCE);
-            int mattrs = m + 1, msource = m + 2;
-            if (lend) borrowed_add(lent, lua_topointer(L, mattrs));
+            uint64_t shape = 1469598103934665603ull;
             if (attrs_type == LUA_TTABLE) {
                 lua_pushnil(L);
                 while (lua_next(L, attrs)) {
@@ -231,12 +237,72 @@ static int merge_merge(lua_State *L)
                                         provider, name, lua_tostring(L, -3), why);
                         return 2;
                     }
-                    if (lend) lua_pop(L, 1);                 /* the value is there already */
-                    else {
-                        lua_pushvalue(L, -2);
-                        lua_insert(L, -2);
-                        lua_rawset(L, mattrs);
+                    n++;
+                    shape = (shape ^ (uint64_t)(uintptr_t)lua_topointer(L, -2)) * 1099511628211ull;
+                    lua_pop(L, 1);
+                }
+            }
+            /* the merged entry, created on first sight, sized for these
+             * attributes.  A built-in provider's attrs table (trusted: it
+             * never changes one it returned) is taken as it is, not copied,
+             * and its source table is one shared by the backends whose
+             * attributes have the same names -- until a later provider
+             * writes to either: then the entry gets a copy. */
+            lua_pushvalue(L, namei);
+            int m;
+            if (lua_rawget(L, 2) == LUA_TNIL) {
+                lua_pop(L, 1);
+                int lend = trusted && attrs_type == LUA_TTABLE && !lua_getmetatable(L, attrs);
+                lua_settop(L, attrs);
+                lua_createtable(L, 0, 3);
+                m = lua_gettop(L);
+                lua_pushvalue(L, K_NAME);
+                lua_pushvalue(L, namei);
+                lua_rawset(L, m);
+                lua_pushvalue(L, K_ATTRS);
+                if (lend) lua_pushvalue(L, attrs); else lua_createtable(L, 0, n);
+                lua_rawset(L, m);
+                lua_pushvalue(L, namei);
+                lua_pushvalue(L, m);
+                lua_rawset(L, 2);
+                lua_pushvalue(L, namei);
+                lua_rawseti(L, 3, ++nnames);
+                if (lend) {
+                    borrowed_add(lent, lua_topointer(L, attrs));
+                    lua_pushvalue(L, K_SOURCE);
+                    push_shared_source(L, lent, shapes, &nshapes, 5, shape, n, attrs, prov);
+                    lua_rawset(L, m);
+                    lua_settop(L, list);
+                    continue;
+                }
+                lua_pushvalue(L, K_SOURCE);
+                lua_createtable(L, 0, n);
+                lua_rawset(L, m);
+            } else {
+                m = lua_gettop(L);
+                /* borrowed tables are copied before they are written to */
+                for (int f = 0; f < 2; f++) {
+                    int key = f ? K_SOURCE : K_ATTRS;
+                    if (rawkey(L, m, key) == LUA_TTABLE && borrowed_has(lent, lua_topointer(L, -1))) {
+                        int old = lua_gettop(L), count = 0;
+                        lua_pushnil(L);
+                        while (lua_next(L, old)) { count++; lua_pop(L, 1); }
+                        lua_pushvalue(L, key);
+                        copy_table(L, old, count + n);
+                        lua_rawset(L, m);
                     }
+                    lua_settop(L, m);
+                }
+            }
+            rawkey(L, m, K_ATTRS);
+            rawkey(L, m, K_SOURCE);
+            int mattrs = m + 1, msource = m + 2;
+            if (attrs_type == LUA_TTABLE) {
+                lua_pushnil(L);
+                while (lua_next(L, attrs)) {
+                    lua_pushvalue(L, -2);
+                    lua_insert(L, -2);
+                    lua_rawset(L, mattrs);
                     lua_pushvalue(L, -1);
                     lua_pushvalue(L, prov);
                     lua_rawset(L, msource);
