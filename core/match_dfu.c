@@ -158,7 +158,7 @@ typedef struct evals {
 
 typedef struct scoring {
     evals *t;
-    int nt, cap;
+    int nt, cap, hint;
     int64_t overall;
     unsigned avail;
     bool hier;
@@ -180,8 +180,13 @@ static void sc_free(scoring *s)
 
 static evals *sc_find(scoring *s, int32_t type)
 {
+    /* the type asked for last, first: callers iterate one type at a time */
+    if (s->hint < s->nt && s->t[s->hint].type == type) return &s->t[s->hint];
     for (int i = 0; i < s->nt; i++)
-        if (s->t[i].type == type) return &s->t[i];
+        if (s->t[i].type == type) {
+            s->hint = i;
+            return &s->t[i];
+        }
     return NULL;
 }
 
@@ -401,6 +406,19 @@ static void sort_keys(skey *first, skey *last, bool hi)
 {
     ptrdiff_t n = last - first;
     if (n < 2) return;
+    /* keys already in strict order, or in strict reverse order (children
+     * visited by id, scored by id): the one order any sort gives, found in
+     * one pass -- no equal keys, so std::sort's instability cannot show */
+    bool up = true, down = true;
+    for (ptrdiff_t i = 1; i < n && (up || down); i++) {
+        if (!LESS(&first[i - 1], &first[i])) up = false;
+        if (!LESS(&first[i], &first[i - 1])) down = false;
+    }
+    if (up) return;
+    if (down) {
+        for (skey *a = first, *b = last - 1; a < b; a++, b--) sk_swap(a, b);
+        return;
+    }
     int lg = 0;
     for (ptrdiff_t k = n; k > 1; k >>= 1) lg++;
     introsort_loop(first, last, 2 * lg, hi);
@@ -1011,12 +1029,14 @@ static bool is_xtype(const matcher *m, int32_t t)
     return false;
 }
 
-static int prune(matcher *m, bool x_in, uint32_t u, const cres *R, int nR)
+/* avail: u's available amount, as plan_avail gives it (for the caller, which
+ * needs it again for a leaf) */
+static int prune(matcher *m, bool x_in, uint32_t u, const cres *R, int nR, int64_t *avail)
 {
     const mg_vertex *x = &m->g->v[u];
     if (m->alloc_type != AT_SAT && x->status != 0) return -1;
     if (m->constraint && x->type == m->g->node_type && !cons_match(m, m->constraint, u)) return -1;
-    if (plan_avail(m, u, m->at, m->duration) == 0) return -1;
+    if ((*avail = plan_avail(m, u, m->at, m->duration)) == 0) return -1;
     for (int i = 0; i < nR; i++) {
         const cres *r = &R[i];
         if (x->type != r->type || r->slot) continue;
@@ -1423,7 +1443,8 @@ static int dom_dfv(matcher *m, const cres *R, int nR, uint32_t u, bool pristine,
     const cres *next = test(m, u, R, nR, &pres, &nslots, &sm, &label, &nnext);
     m->preorder++;
     if (sm == SM_NONE) return -1;
-    if (prune(m, x_in, u, R, nR) < 0) return -1;
+    int64_t lavail;
+    if (prune(m, x_in, u, R, nR, &lavail) < 0) return -1;
     m->st[u].color = 2 * m->epoch; /* gray: explored from here on */
     if (x->nchild == 0 && !(m->node_centric && x->type == m->g->node_type)) {
         m->st[u].color = 2 * m->epoch + 1;
@@ -1431,8 +1452,7 @@ static int dom_dfv(matcher *m, const cres *R, int nR, uint32_t u, bool pristine,
          * machinery (nothing below to choose from) */
         for (int i = 0; i < nR; i++)
             if (R[i].type == x->type && R[i].nwith > 0) return -1;
-        int64_t lavail = plan_avail(m, u, m->at, m->duration);
-        if (lavail == 0) return -1;
+        /* plan_avail again would give prune's: nothing changed in between */
         *excl = x_in;
         to_parent->avail = (unsigned)lavail;
         to_parent->overall = vertex_score(m, u);
