@@ -698,10 +698,13 @@ function selection.run(args, how)
   end
   local files = inputs.read(opts.filename, opts.recursive)
   local streams = {}
+  -- descriptions of the objects a selection can concern, unless every
+  -- object's is wanted at once (res.objects makes them when asked)
+  local every = how.objects_json or args.opts.output == "json"
   for i, f in ipairs(files) do
-    local s, err = manifest.parse(f.text, f.name)
+    local s, err = manifest.parse(f.text, f.name, { active_only = not every })
     if not s then errors.raise("INPUT", "%s", err) end
-    streams[i] = { stream = s, name = f.name, objects = s:objects() }
+    streams[i] = { stream = s, name = f.name, objects = every and s:objects() or s:active(), every = every }
   end
 
   -- said: run-wide notes already on stderr, per cluster (kubeconfig and
@@ -751,7 +754,10 @@ function selection.run(args, how)
           chosen, context = rec.chosen, rec.context
         end
       end
-      if chosen then chosen_of[obj] = { chosen, context } end
+      if chosen then
+        chosen_of[st.stream] = chosen_of[st.stream] or {}
+        chosen_of[st.stream][obj.index] = { chosen, context }
+      end
     end
   end
 
@@ -765,8 +771,8 @@ function selection.run(args, how)
   local function all_objects()
     local objects = {}
     for _, st in ipairs(streams) do
-      for _, obj in ipairs(st.objects) do
-        local c = chosen_of[obj] or {}
+      for _, obj in ipairs(st.every and st.objects or st.stream:objects()) do
+        local c = (chosen_of[st.stream] or {})[obj.index] or {}
         objects[#objects + 1] = { stream = st.stream, index = obj.index, kind = obj.kind,
                                   apiVersion = obj.apiVersion, name = obj.name,
                                   generateName = obj.generateName, namespace = obj.namespace,
