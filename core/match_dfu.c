@@ -190,7 +190,16 @@ static evals *sc_find(scoring *s, int32_t type)
     return NULL;
 }
 
-static evals *sc_get(scoring *s, int32_t type)
+static evals *sc_get_new(scoring *s, int32_t type);
+
+/* the type's evals, created when missing (as std::map's operator[]) */
+static inline evals *sc_get(scoring *s, int32_t type)
+{
+    if (s->hint < s->nt && s->t[s->hint].type == type) return &s->t[s->hint];
+    return sc_get_new(s, type);
+}
+
+static evals *sc_get_new(scoring *s, int32_t type)
 {
     evals *e = sc_find(s, type);
     if (e) return e;
@@ -682,6 +691,15 @@ struct matcher {
     uint64_t root_seq;
     char errmsg[256];
     unsigned preorder;
+    /* what a leaf of one type under one request list is (dom_dfv): the
+     * siblings of a node's leaves are mostly of its type */
+    struct leafmemo {
+        const void *R;
+        int nR, sm;
+        int32_t type;
+        uint64_t seq;
+        bool pristine, excl, valid, x_in, takes_with;
+    } leaf;
 };
 
 static int parse_policy(matcher *m, const char *policy, char *err, size_t errlen)
@@ -1428,9 +1446,50 @@ static int finish_vtx(matcher *m, uint32_t u, const cres *R, int nR, scoring *df
     return score == MATCH_MET ? 0 : -1;
 }
 
+/* A leaf (nothing below to choose from): what dom_dfv computes for one,
+ * with what depends only on its type, the request list and the flags passed
+ * down -- exclusivity, test(), a request with children -- remembered from
+ * the previous leaf of that type (test() on a sibling conflict writes an
+ * error message: such a verdict is never remembered). */
+static int dom_leaf(matcher *m, const cres *R, int nR, uint32_t u, bool pristine, bool *excl, scoring *to_parent)
+{
+    const mg_vertex *x = &m->g->v[u];
+    struct leafmemo *lm = &m->leaf;
+    if (!(lm->valid && lm->R == R && lm->nR == nR && lm->type == x->type && lm->pristine == pristine &&
+          lm->excl == *excl && lm->seq == m->seq)) {
+        bool x_in = *excl;
+        for (int i = 0; i < nR; i++)
+            if (R[i].type == x->type && R[i].excl == MJ_X_TRUE) x_in = true;
+        bool pres = pristine;
+        unsigned nslots = 0;
+        int sm, nnext;
+        const char *label = NULL;
+        test(m, u, R, nR, &pres, &nslots, &sm, &label, &nnext);
+        bool with = false;
+        for (int i = 0; i < nR; i++)
+            if (R[i].type == x->type && R[i].nwith > 0) with = true;
+        *lm = (struct leafmemo){R, nR, sm, x->type, m->seq, pristine, *excl, sm != SM_NONE, x_in, with};
+        if (sm == SM_NONE) {
+            m->preorder++;
+            return -1;
+        }
+    }
+    m->preorder++;
+    int64_t lavail;
+    if (prune(m, lm->x_in, u, R, nR, &lavail) < 0) return -1;
+    m->st[u].color = 2 * m->epoch + 1; /* gray, then black at once */
+    if (lm->takes_with) return -1;
+    *excl = lm->x_in;
+    to_parent->avail = (unsigned)lavail;
+    to_parent->overall = vertex_score(m, u);
+    return 0;
+}
+
 static int dom_dfv(matcher *m, const cres *R, int nR, uint32_t u, bool pristine, bool *excl, scoring *to_parent)
 {
     const mg_vertex *x = &m->g->v[u];
+    if (x->nchild == 0 && !(m->node_centric && x->type == m->g->node_type))
+        return dom_leaf(m, R, nR, u, pristine, excl, to_parent);
     bool x_in = *excl;
     for (int i = 0; i < nR; i++)
         if (R[i].type == x->type && R[i].excl == MJ_X_TRUE) x_in = true;
