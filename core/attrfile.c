@@ -92,8 +92,8 @@ static int add_key(struct dec *d, size_t frame)
     if (d->ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE && n == 2 && memcmp(s, "<<", 2) == 0) return 0;
     if (d->nkv - frame >= MAX_KEYS) return 0;
     for (size_t i = frame; i < d->nkv; i++)
-        if (d->kv[i].len == n && memcmp(d->keys + d->kv[i].at, s, n) == 0) return 0;
-    if (d->klen + n > d->kcap) {
+        if (d->kv[i].len == n && (n == 0 || memcmp(d->keys + d->kv[i].at, s, n) == 0)) return 0;
+    if (!d->keys || d->klen + n > d->kcap) {      /* (never NULL after: "" keys point into it) */
         size_t cap = d->kcap ? d->kcap : 1024;
         while (cap < d->klen + n) cap *= 2;
         char *k = realloc(d->keys, cap);

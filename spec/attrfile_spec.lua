@@ -239,3 +239,19 @@ backends:
     assert.matches("^a%.yaml:4:7: backends%[0%]%.attributes%.cost_usd: must be a finite number", err)
   end)
 end)
+
+describe("the attribute-file reader in C, on empty keys", function()
+  it("leaves them to the reference, or reads them as it does", function()
+    for _, text in ipairs{ "\n?", "? \n: x\n", 'backends:\n- name: x\n  "": 1\n  attributes: {"": 2, ? : 3}\n',
+                           'backends:\n- name: x\n  attributes: {"": 2}\n' } do
+      local ok, ref = pcall(catalog.reference, text, "e.yaml")
+      local fast = attrfile.decode(text, "e.yaml")
+      if fast then
+        assert.is_true(ok, text)
+        assert.are.same(ref, fast)
+      end
+    end
+    assert.are.same({ { name = "x", attrs = { [""] = 2 } } },
+                    attrfile.decode('backends:\n- name: x\n  attributes: {"": 2}\n', "e.yaml"))
+  end)
+end)
