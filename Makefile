@@ -16,12 +16,12 @@ LUADIR   ?= $(PREFIX)/share/lua/5.4
 LUACDIR  ?= $(PREFIX)/lib/lua/5.4
 CC       ?= cc
 LUA      ?= lua5.4
-PKGS     := lua5.4 lua5.4-lpeg yaml-0.1 libcurl jansson libcrypto
+PKGS     := lua5.4 yaml-0.1 libcurl jansson libcrypto
 
 # Debian packages: build, then test (servers, certificates, memory checkers).
-DEPS      := pkg-config liblua5.4-dev lua5.4 lua-lpeg lua-lpeg-dev libyaml-dev \
+DEPS      := pkg-config liblua5.4-dev lua5.4 libyaml-dev \
              libcurl4-openssl-dev libjansson-dev libssl-dev
-TEST_DEPS := lua-busted python3 openssl valgrind zsh man-db groff-base
+TEST_DEPS := lua-busted lua-lpeg python3 openssl valgrind zsh man-db groff-base
 
 OPT      ?= -O2
 WARN     := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
@@ -32,11 +32,22 @@ endif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libcurl and libcrypto are not linked: core/lazylib.c loads them on first
 # use (linking libcurl cost ~15 ms at every start); their headers are used.
-PKG_LIBS   := $(shell pkg-config --libs lua5.4 lua5.4-lpeg yaml-0.1 jansson 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs lua5.4 yaml-0.1 jansson 2>/dev/null)
 CFLAGS   ?= $(OPT) -g
 ALL_CFLAGS = $(WARN) $(CFLAGS) $(SAN) -fPIC -D_GNU_SOURCE -DFLUENCE_VERSION='"$(VERSION)"' \
              -Icore -Ibuild/gen $(PKG_CFLAGS)
 LDLIBS   += $(PKG_LIBS) -lm -ldl -lpthread
+# bin/fluence links Lua, libyaml and jansson statically (the archives of
+# their -dev packages) when they are there: the dynamic loader finding and
+# relocating four more libraries was a third of every start.  The specs'
+# build/lib/fluence.so stays dynamic: busted's lua5.4 brings its own Lua.
+STATIC_LIBS := lua5.4 yaml jansson
+STATIC_OK   := $(shell for l in $(STATIC_LIBS); do [ -f "$$($(CC) -print-file-name=lib$$l.a)" ] || exit 0; done; echo yes)
+ifeq ($(STATIC_OK),yes)
+BIN_LIBS := -Wl,-Bstatic $(addprefix -l,$(STATIC_LIBS)) -Wl,-Bdynamic -lm -ldl -lpthread
+else
+BIN_LIBS := $(LDLIBS)
+endif
 
 B        := build$(BUILD_SUFFIX)
 CORE_SRC := $(filter-out core/main.c,$(wildcard core/*.c))
@@ -66,7 +77,7 @@ $(B)/libfluence.a: $(CORE_OBJ) $(GEN_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 bin/fluence$(BUILD_SUFFIX): $(B)/obj/main.o $(B)/libfluence.a | bin
-	$(CC) $(CFLAGS) $(SAN) -o $@ $< $(B)/libfluence.a $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(SAN) -o $@ $< $(B)/libfluence.a $(LDFLAGS) $(BIN_LIBS)
 
 bin/kubectl-fluence: bin/fluence
 	ln -sf fluence $@
@@ -115,11 +126,16 @@ check-asan:
 check-valgrind: all
 	@FLUENCE_VALGRIND=1 sh spec/run
 
-# Benchmarks: whole-process medians and peak RSS against the targets in
-# issue 9, written to docs/benchmarks.md.  They report; they never fail CI.
+# Benchmarks: whole-process medians and peak RSS, each against its floor
+# measured in the same run (bench/floor.c: libyaml's and jansson's bare
+# parse; /bin/true; Fluxion's resource-query), written to docs/benchmarks.md.
+# They report; they never fail CI.
 bench: deps-test all
+	@sh tools/fluxion-deps.sh
 	@mkdir -p build/bench
 	@$(CC) -O2 -o build/bench/timeit bench/timeit.c
+	@$(CC) -O2 $(shell pkg-config --cflags yaml-0.1 jansson) -o build/bench/floor bench/floor.c \
+	  $(shell pkg-config --libs yaml-0.1 jansson)
 	@$(LUA) bench/run.lua
 
 # libFuzzer targets (clang from Debian): one harness, fuzz/fuzz_target.c,

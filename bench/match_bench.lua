@@ -1,11 +1,17 @@
 -- Matcher benchmark on a Fluence-shaped graph: 1024 nodes x (32 cores + 64
 -- memory vertices of size 1024), every edge listed in both directions, as
 -- Fluence writes its JGF.  Reports load time and peak memory (in a fresh
--- process), then the time per `match allocate` of slot[8]{core 4, memory 4096}
--- for each policy.  Fluxion's resource-query took 3.7 s and ~634 MB to load
--- this graph and 60-95 ms per match for the non-first policies.
+-- process), then the median time per `match allocate` of slot[8]{core 4,
+-- memory 4096} for each policy, MATCHES allocations in a row on one graph
+-- (three times over, each on a fresh matcher).
 --
---   lua5.4 bench/match_bench.lua [NODES] [MATCHES]      (from the source tree, after make)
+-- With --fluxion PATH (resource-query), Fluxion itself runs the same
+-- allocations on the same graph, one process per policy, and its own
+-- per-match times (`resource-query -e`: the match alone, not the load) are
+-- printed beside ours with the ratio: a comparison made in the same run.
+--
+--   lua5.4 bench/match_bench.lua [NODES] [MATCHES] [--fluxion PATH] [--policies a,b]
+--                                             (from the source tree, after make)
 local root = arg[0]:match("^(.*)/bench/[^/]*$") or "."
 package.cpath = root .. "/build/lib/?.so;" .. package.cpath
 package.path = root .. "/lua/?.lua;" .. package.path
@@ -87,8 +93,21 @@ if arg[1] == "--load" then
   os.exit(0)
 end
 
-local nodes = tonumber(arg[1]) or 1024
-local matches = tonumber(arg[2]) or 100
+local opts, pos = {}, {}
+do
+  local i = 1
+  while arg[i] do
+    if arg[i] == "--fluxion" or arg[i] == "--policies" then opts[arg[i]:sub(3)] = arg[i + 1]; i = i + 2
+    else pos[#pos + 1] = arg[i]; i = i + 1 end
+  end
+end
+local nodes = tonumber(pos[1]) or 1024
+local matches = tonumber(pos[2]) or 100
+local policies = { "first", "firstnodex", "high", "low", "hinode", "lonode", "hinodex", "lonodex" }
+if opts.policies then
+  policies = {}
+  for p in opts.policies:gmatch("[^,]+") do policies[#policies + 1] = p end
+end
 local path = os.getenv("BENCH_GRAPH") or ("/tmp/fluence-match-bench-%d.json"):format(nodes)
 local f = io.open(path)
 if f then f:close() else
@@ -106,16 +125,65 @@ print(("graph: %s vertices, JGF %.1f MB"):format(nv, size / 1e6))
 print(("load: %.3f s, peak RSS %.1f MB (process baseline %.1f MB), graph %.1f MB"):format(
   tonumber(secs), tonumber(hwm) / 1024, tonumber(base) / 1024, tonumber(bytes) / 1e6))
 
+local function median(t)
+  table.sort(t)
+  local n = #t
+  if n == 0 then return nil end
+  return n % 2 == 1 and t[(n + 1) // 2] or (t[n // 2] + t[n // 2 + 1]) / 2
+end
+
+-- Fluxion's per-match times (ms) for one policy: resource-query -e prints
+-- "ELAPSE=seconds" for every match.
+local function fluxion(policy)
+  local dir = os.tmpname()
+  os.remove(dir)
+  os.execute("mkdir -p " .. dir)
+  local js = io.open(dir .. "/jobspec.yaml", "w")
+  js:write(JOBSPEC)
+  js:close()
+  local cmds = io.open(dir .. "/commands", "w")
+  for _ = 1, matches do cmds:write("match allocate " .. dir .. "/jobspec.yaml\n") end
+  cmds:write("quit\n")
+  cmds:close()
+  local rq = io.popen(("%q -L %q -f jgf -P %s -e -d -F simple < %q 2>&1"):format(opts.fluxion, path, policy,
+                      dir .. "/commands"))
+  local times, allocated = {}, 0
+  for l in rq:lines() do
+    local e = l:match("ELAPSE=([%d.eE+-]+)")
+    if e then times[#times + 1] = tonumber(e) * 1000 end
+    if l:match("RESOURCES=ALLOCATED") then allocated = allocated + 1 end
+  end
+  rq:close()
+  os.execute("rm -rf " .. dir)
+  return median(times), allocated, #times
+end
+
 local match = require "fluence.match"
 local g = assert(match.load_jgf_file(path))
 local clock = os.clock
-for _, policy in ipairs { "first", "firstnodex", "high", "low", "hinode", "lonode", "hinodex", "lonodex" } do
-  local m = assert(match.new(g, { policy = policy }))
-  local ok, t0 = 0, clock()
-  for _ = 1, matches do
-    local r = m:run("allocate", JOBSPEC, "bench.yaml")
-    if r.ok then ok = ok + 1 end
+for _, policy in ipairs(policies) do
+  -- the same MATCHES allocations, three times on a fresh matcher: the median
+  -- of them all (one burst of load on a shared machine moves it less)
+  local ok, times = 0, {}
+  for _ = 1, 3 do
+    local m = assert(match.new(g, { policy = policy }))
+    ok = 0
+    for _ = 1, matches do
+      local t0 = clock()
+      local r = m:run("allocate", JOBSPEC, "bench.yaml")
+      times[#times + 1] = (clock() - t0) * 1000
+      if r.ok then ok = ok + 1 end
+    end
   end
-  local dt = clock() - t0
-  print(("%-10s %8.3f ms per match  (%d/%d allocated)"):format(policy, dt * 1000 / matches, ok, matches))
+  local ours = median(times)
+  local line = ("%-10s %8.3f ms per match  (%d/%d allocated)"):format(policy, ours, ok, matches)
+  if opts.fluxion then
+    local theirs, fok, n = fluxion(policy)
+    if theirs then
+      line = line .. ("; Fluxion %.1f ms (%d/%d allocated): %.1fx"):format(theirs, fok, n, theirs / ours)
+    else
+      line = line .. "; Fluxion: no timing (resource-query failed)"
+    end
+  end
+  print(line)
 end

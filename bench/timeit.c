@@ -1,9 +1,16 @@
-/* timeit: runs a command N times and prints the median, minimum and maximum
- * wall time in milliseconds and the largest peak RSS in MiB, as one line:
+/* timeit: runs commands N times each and prints, per command, the median,
+ * minimum and maximum wall time in milliseconds and the largest peak RSS in
+ * MiB, as one line:
  *   median_ms min_ms max_ms peak_rss_mib
- * stdout of the command goes to /dev/null (or to -o FILE, for checking the
- * output of the last run), stderr to /dev/null; a non-zero exit of any run
- * is reported and fails.
+ *
+ *   timeit [-n RUNS] [-i STDIN] [-o STDOUT] -- CMD ARGS... [::: CMD ARGS...]...
+ *
+ * Several commands (separated by ":::") run interleaved, round by round
+ * (A B A B ...), so a measurement and its floor see the same machine: on a
+ * shared machine the load drifts, and two back-to-back series would each
+ * catch a different part of it.  stdout of a command goes to /dev/null (or to
+ * -o FILE, for checking the output of the last run of the first command),
+ * stderr to /dev/null; a non-zero exit of any run is reported and fails.
  * Whole-process timing: what a user waits for, startup included. */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -18,10 +25,41 @@
 
 extern char **environ;
 
+#define MAX_CMDS 8
+
 static int cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
+}
+
+/* One run of argv; its wall time in ms, or a negative number on failure. */
+static double run(char **argv, const char *in, const char *out, long *peak)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, in, O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    pid_t pid;
+    if (posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ) != 0) {
+        perror(argv[0]);
+        posix_spawn_file_actions_destroy(&fa);
+        return -1;
+    }
+    int status;
+    struct rusage ru;
+    if (wait4(pid, &status, 0, &ru) < 0) { perror("wait4"); return -1; }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    posix_spawn_file_actions_destroy(&fa);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "timeit: %s exited with status %d\n", argv[0], WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        return -1;
+    }
+    if (ru.ru_maxrss > *peak) *peak = ru.ru_maxrss;
+    return (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
 }
 
 int main(int argc, char **argv)
@@ -35,40 +73,36 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--")) { i++; break; }
         else break;
     }
-    if (i >= argc || n < 1) {
-        fprintf(stderr, "usage: timeit [-n RUNS] [-i STDIN] [-o STDOUT] -- command args...\n");
+    /* split the rest on ":::" (argv is ours to cut) */
+    char **cmds[MAX_CMDS];
+    int ncmds = 0;
+    if (i < argc) cmds[ncmds++] = argv + i;
+    for (int j = i; j < argc; j++) {
+        if (strcmp(argv[j], ":::") != 0) continue;
+        argv[j] = NULL;
+        if (ncmds == MAX_CMDS || j + 1 >= argc) { ncmds = 0; break; }
+        cmds[ncmds++] = argv + j + 1;
+    }
+    for (int c = 0; c < ncmds; c++) if (!cmds[c][0]) ncmds = 0;
+    if (ncmds == 0 || n < 1) {
+        fprintf(stderr, "usage: timeit [-n RUNS] [-i STDIN] [-o STDOUT] -- command args... [::: command args...]\n");
         return 2;
     }
-    double *ms = calloc((size_t)n, sizeof *ms);
-    long peak = 0;
+    double *ms = calloc((size_t)n * (size_t)ncmds, sizeof *ms);
+    long peak[MAX_CMDS] = {0};
     for (int r = 0; r < n; r++) {
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(&fa, 0, in, O_RDONLY, 0);
-        posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        pid_t pid;
-        if (posix_spawnp(&pid, argv[i], &fa, NULL, argv + i, environ) != 0) {
-            perror(argv[i]);
-            return 1;
+        for (int c = 0; c < ncmds; c++) {
+            double t = run(cmds[c], in, c == 0 ? out : "/dev/null", &peak[c]);
+            if (t < 0) return 1;
+            ms[c * n + r] = t;
         }
-        int status;
-        struct rusage ru;
-        if (wait4(pid, &status, 0, &ru) < 0) { perror("wait4"); return 1; }
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        posix_spawn_file_actions_destroy(&fa);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            fprintf(stderr, "timeit: %s exited with status %d\n", argv[i], WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-            return 1;
-        }
-        ms[r] = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-        if (ru.ru_maxrss > peak) peak = ru.ru_maxrss;
     }
-    qsort(ms, (size_t)n, sizeof *ms, cmp);
-    double median = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
-    printf("%.2f %.2f %.2f %.1f\n", median, ms[0], ms[n - 1], (double)peak / 1024.0);
+    for (int c = 0; c < ncmds; c++) {
+        double *m = ms + c * n;
+        qsort(m, (size_t)n, sizeof *m, cmp);
+        double median = n % 2 ? m[n / 2] : (m[n / 2 - 1] + m[n / 2]) / 2;
+        printf("%.2f %.2f %.2f %.1f\n", median, m[0], m[n - 1], (double)peak[c] / 1024.0);
+    }
     free(ms);
     return 0;
 }

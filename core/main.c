@@ -25,7 +25,7 @@ int main(int argc, char **argv)
     }
     int rc = fluence_cli_parse(L, prog, argc - 1, argv + 1);
     if (rc != 0) {
-        lua_close(L);
+        fluence_runtime_exit(L);
         return rc;
     }
     /* Help is answered from the C tables without starting any Lua module. */
@@ -48,7 +48,7 @@ int main(int argc, char **argv)
             topic = lua_tostring(L, -1);   /* stays valid: still on the stack */
         }
         rc = fluence_cli_help(stdout, prog, topic);
-        lua_close(L);
+        fluence_runtime_exit(L);
         return rc;
     }
     lua_pop(L, 1);
@@ -67,6 +67,6 @@ int main(int argc, char **argv)
         if (st != LUA_OK) rc = fluence_report(L);
         else rc = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : FLUENCE_EXIT_OK;
     }
-    lua_close(L);
+    fluence_runtime_exit(L);
     return rc;
 }

@@ -1,9 +1,16 @@
 /* fluence.manifest — byte-preserving manifest reading and rewriting.
  *
- *   manifest.parse(text, name) -> stream | nil, "name:LINE:COL: message ..."
- *                                 (text: a string or what manifest.read returns)
+ *   manifest.parse(text, name [, {active_only = true}])
+ *                              -> stream | nil, "name:LINE:COL: message ..."
+ *                                 (text: a string or what manifest.read returns;
+ *                                 active_only: descriptions only of objects
+ *                                 that could take part in a selection -- a
+ *                                 stream of 10,000 ConfigMaps needs none)
  *   manifest.read(path)        -> text | nil, "path: reason" (#text, tostring(text))
  *   stream:objects()              -> array of object descriptions (the caller's own)
+ *   stream:active()               -> those of at least every object that targets
+ *                                    Fluence or has a select-policy (each with
+ *                                    its index; after active_only, only those)
  *   stream:set_annotations(i, {k = v, ...} [, scope]) -> true | nil, located error
  *                                 scope: "object" (the object's own metadata),
  *                                 "templates" (its Fluence pod templates), or
@@ -47,6 +54,8 @@
  * manifest_edit.c for where and how annotations are written. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -54,12 +63,14 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include <lauxlib.h>
+#include "exitcode.h"
 #include "manifest.h"
 #include "strbuf.h"
 
 #define STREAM_MT "fluence.manifest.stream"
 #define TEXT_MT "fluence.manifest.text"
 #define BIG_TEXT ((size_t)4 << 20)
+#define MAP_TEXT ((size_t)1 << 20)     /* regular files from this size are mapped */
 #define GROUP_LABEL "fluence.flux-framework.org/group"
 #define SELECT_POLICY "fluence.flux-framework.org/select-policy"
 
@@ -74,6 +85,7 @@ struct mstream {
     size_t capdocobj;
     struct mobj *objs; size_t nobjs, capobjs;
     int is_json;
+    int active_only;                 /* parse made descriptions of active objects only */
 };
 
 static int stream_gc(lua_State *L)
@@ -90,12 +102,72 @@ static int stream_gc(lua_State *L)
  * manifest.read(path) keeps a file's bytes out of the Lua heap: a Lua string
  * of the input costs a second copy while it is made (peak RSS) and, for a
  * 100 MB stream, ~50,000 page faults (as long as libyaml's whole parse on a
- * virtual machine).  A big text lives in anonymous memory advised to use
- * huge pages, read() into place: no copy, ~50 faults per 100 MB. */
-struct mtext { char *data; size_t len, cap; int mapped; };
+ * virtual machine).  A big regular file is mapped (read-only, private, its
+ * pages mapped at once): the page cache's own pages, no copy and no zeroing
+ * (reading 94 MB into fresh memory took 50-150 ms, mapping it 4 ms).  Other
+ * big inputs (stdin) live in anonymous memory advised to use huge pages,
+ * read() into place.
+ *
+ * A mapped file truncated while fluence reads it would end the process with
+ * SIGBUS: the handler below names the file instead and exits with code 3
+ * (bad input), as for any input that does not read; nothing reaches stdout
+ * before the run ends. */
+struct mtext { char *data; size_t len, cap; int mapped; int slot; };
+
+#define MAX_MAPS 64
+static struct { const char *start; size_t len; char path[512]; } maps[MAX_MAPS];
+static volatile sig_atomic_t map_used[MAX_MAPS];
+
+static void on_sigbus(int sig, siginfo_t *si, void *ctx)
+{
+    (void)ctx;
+    const char *at = si ? (const char *)si->si_addr : NULL;
+    for (int i = 0; i < MAX_MAPS; i++) {
+        if (map_used[i] && at >= maps[i].start && at < maps[i].start + maps[i].len) {
+            static const char a[] = "fluence: ", b[] = ": the file changed (was truncated) while it was being read\n";
+            ssize_t r = write(2, a, sizeof a - 1);
+            r = write(2, maps[i].path, strlen(maps[i].path));
+            r = write(2, b, sizeof b - 1);
+            (void)r;
+            _exit(FLUENCE_EXIT_INPUT);
+        }
+    }
+    signal(sig, SIG_DFL);                   /* not ours: as without the handler */
+    raise(sig);
+}
+
+/* Maps fd's len bytes; 0 and t filled, or -1 (then read() it). */
+static int text_map(struct mtext *t, int fd, size_t len, const char *path)
+{
+    static int installed;
+    int slot = -1;
+    for (int i = 0; i < MAX_MAPS; i++) if (!map_used[i]) { slot = i; break; }
+    if (slot < 0) return -1;
+    if (!installed) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_sigbus;
+        sa.sa_flags = SA_SIGINFO;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGBUS, &sa, NULL) != 0) return -1;
+        installed = 1;
+    }
+    void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (p == MAP_FAILED) return -1;
+    maps[slot].start = p;
+    maps[slot].len = len;
+    snprintf(maps[slot].path, sizeof maps[slot].path, "%s", path);
+    map_used[slot] = 1;
+    t->data = p;
+    t->len = t->cap = len;
+    t->mapped = 2;
+    t->slot = slot;
+    return 0;
+}
 
 static void text_free(struct mtext *t)
 {
+    if (t->mapped == 2) map_used[t->slot] = 0;
     if (t->mapped) munmap(t->data, t->cap); else free(t->data);
     t->data = NULL;
     t->len = t->cap = 0;
@@ -224,7 +296,8 @@ static int m_read(lua_State *L)
         if (S_ISREG(st.st_mode) && (size_t)st.st_size > max) err = EFBIG;
         else if (S_ISREG(st.st_mode) && st.st_size > 0) hint = (size_t)st.st_size;
     }
-    if (!err) err = read_all(fd, t, hint, max);
+    if (!err && !(hint >= MAP_TEXT && fd > 0 && text_map(t, fd, hint, path) == 0))
+        err = read_all(fd, t, hint, max);
     if (fd > 0) close(fd);
     if (err) {
         text_free(t);
@@ -595,7 +668,7 @@ static void add_object(lua_State *L, struct mstream *s, struct mparse *p, struct
     lua_pop(L, 1);                                  /* templates */
     /* No JSON text here: most runs never need it, and for a 100 MB stream it
      * doubled the memory.  stream:object_json(i) makes it on demand. */
-    lua_rawseti(L, objs, (lua_Integer)index);
+    lua_rawseti(L, objs, (lua_Integer)lua_rawlen(L, objs) + 1);   /* (after inert objects: not index) */
 }
 
 /* Calls f(node) for each object of the document (the root, or the items of
@@ -615,13 +688,55 @@ static int doc_crlf(const char *text, size_t len, size_t from, size_t to)
     return nl && nl > text && nl[-1] == '\r';
 }
 
+/* Could an object of this document take part in a selection (target
+ * Fluence, carry a select-policy)?  Only if the document has, anywhere, a
+ * select-policy or group key, or a schedulerName "fluence" -- what every
+ * such object has on one of the paths add_object reads (aliases and merge
+ * keys point inside the document, so the whole of it is searched). */
+static int doc_maybe_active(const struct mtree *t)
+{
+    static const size_t lp = sizeof SELECT_POLICY - 1, lg = sizeof GROUP_LABEL - 1;
+    for (size_t i = 1; i < t->n; i++) {
+        const struct mnode *m = &t->nodes[i];
+        if (m->type != MN_MAP) continue;
+        for (size_t k = m->first; k; k = t->nodes[t->nodes[k].next].next) {
+            const struct mnode *kn = mt_resolve(t, k, NULL);
+            if (!kn || kn->type != MN_SCALAR) continue;
+            const char *ks = t->arena + kn->val;
+            if ((kn->len == lp && memcmp(ks, SELECT_POLICY, lp) == 0) ||
+                (kn->len == lg && memcmp(ks, GROUP_LABEL, lg) == 0))
+                return 1;
+            if (kn->len == 13 && memcmp(ks, "schedulerName", 13) == 0) {
+                const char *v = mt_str(t, t->nodes[k].next);
+                if (v && strcmp(v, "fluence") == 0) return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* An object that takes no part in a selection, in a parse of active objects
+ * only: its place (index, document), no description, no annotation sites
+ * (nothing writes to it). */
+static void add_inert(lua_State *L, struct mstream *s, size_t docidx)
+{
+    s->objs = me_grow(L, s->objs, &s->capobjs, s->nobjs + 1, sizeof *s->objs);
+    struct mobj *o = &s->objs[s->nobjs++];
+    o->doc = docidx;
+    o->site_first = s->st.nsites;
+    o->site_count = 0;
+}
+
 static int parse_protected(lua_State *L)
 {
     size_t len;
     const char *text = check_text(L, 1, &len);
     const char *name = lua_tostring(L, 2);
+    int active_only = lua_toboolean(L, 3);
+    lua_settop(L, 2);
     struct mstream *s = lua_newuserdatauv(L, sizeof *s, UV_COUNT);   /* 3 */
     memset(s, 0, sizeof *s);
+    s->active_only = active_only;
     luaL_setmetatable(L, STREAM_MT);
     lua_pushvalue(L, 1); lua_setiuservalue(L, 3, UV_TEXT);
     lua_pushvalue(L, 2); lua_setiuservalue(L, 3, UV_NAME);
@@ -652,13 +767,15 @@ static int parse_protected(lua_State *L)
         const struct mnode *r = mt_resolve(t, d.root, NULL);
         if (r->type != MN_MAP) mp_error(L, p, t->nodes[d.root].start, "a manifest document must be a mapping (a Kubernetes object)");
         int crlf = doc_crlf(text, len, d.start, d.end);
+        int inert = active_only && !doc_maybe_active(t);
         size_t items;
         if (list_items(t, d.root, &items)) {
             for (size_t c = mt_resolve(t, items, NULL)->first; c; c = t->nodes[c].next) {
                 if (t->nodes[c].type != MN_MAP) mp_error(L, p, t->nodes[c].start, "a List item must be a mapping (a Kubernetes object)");
-                add_object(L, s, p, w, di, c, 4, crlf);
+                if (inert) add_inert(L, s, di); else add_object(L, s, p, w, di, c, 4, crlf);
             }
-        } else add_object(L, s, p, w, di, d.root, 4, crlf);
+        } else if (inert) add_inert(L, s, di);
+        else add_object(L, s, p, w, di, d.root, 4, crlf);
     }
     mp_free(p);
     lua_settop(L, 3);
@@ -669,12 +786,18 @@ static int m_parse(lua_State *L)
 {
     size_t len;
     check_text(L, 1, &len);
+    int active_only = 0;
+    if (lua_istable(L, 3)) {
+        lua_getfield(L, 3, "active_only");
+        active_only = lua_toboolean(L, -1);
+    }
     if (lua_isnoneornil(L, 2)) { lua_settop(L, 1); lua_pushliteral(L, "<manifest>"); }
     luaL_checkstring(L, 2);
     lua_settop(L, 2);
+    lua_pushboolean(L, active_only);
     lua_pushcfunction(L, parse_protected);
     lua_insert(L, 1);
-    int st = lua_pcall(L, 2, 1, 0);
+    int st = lua_pcall(L, 3, 1, 0);
     if (st != LUA_OK) {
         if (st == LUA_ERRMEM || !lua_isstring(L, -1)) return lua_error(L);
         lua_pushnil(L);
@@ -686,13 +809,13 @@ static int m_parse(lua_State *L)
 
 /* ---- stream methods ---- */
 
-static struct mstream *check_stream(lua_State *L) { return luaL_checkudata(L, 1, STREAM_MT); }
+static int s_objects(lua_State *L);
+static struct mstream *check_stream(lua_State *L);
 
-/* The first call hands over the tables parse built (nobody else holds
- * them, and copying 20,000 objects cost as much as building them); every
- * later call parses the text again for tables of its own.  So each call
- * still returns tables its caller alone may change. */
-static int s_objects(lua_State *L)
+/* stream:active() -> descriptions of at least every object that targets
+ * Fluence or asks for a selection (after a parse with active_only: those
+ * parse made, handed over once; otherwise or later: every object's). */
+static int s_active(lua_State *L)
 {
     check_stream(L);
     lua_settop(L, 1);
@@ -701,7 +824,27 @@ static int s_objects(lua_State *L)
         lua_setiuservalue(L, 1, UV_OBJECTS);
         return 1;
     }
-    lua_pop(L, 1);
+    lua_settop(L, 1);
+    return s_objects(L);
+}
+
+static struct mstream *check_stream(lua_State *L) { return luaL_checkudata(L, 1, STREAM_MT); }
+
+/* The first call hands over the tables parse built (nobody else holds
+ * them, and copying 20,000 objects cost as much as building them); every
+ * later call parses the text again for tables of its own.  So each call
+ * still returns tables its caller alone may change. */
+static int s_objects(lua_State *L)
+{
+    struct mstream *s = check_stream(L);
+    lua_settop(L, 1);
+    /* parse's own tables, unless it made those of active objects only */
+    if (!s->active_only && lua_getiuservalue(L, 1, UV_OBJECTS) == LUA_TTABLE) {
+        lua_pushnil(L);
+        lua_setiuservalue(L, 1, UV_OBJECTS);
+        return 1;
+    }
+    lua_settop(L, 1);
     lua_pushcfunction(L, parse_protected);
     lua_getiuservalue(L, 1, UV_TEXT);
     lua_getiuservalue(L, 1, UV_NAME);
@@ -1285,7 +1428,7 @@ static int s_object_json(lua_State *L)
 int luaopen_fluence_manifest(lua_State *L)
 {
     static const luaL_Reg methods[] = {
-        {"objects", s_objects}, {"set_annotations", s_set_annotations}, {"render", s_render},
+        {"objects", s_objects}, {"active", s_active}, {"set_annotations", s_set_annotations}, {"render", s_render},
         {"render_json", s_render_json}, {"object_json", s_object_json}, {"is_json", s_is_json},
         {"write", s_write}, {"annotation_span", s_annotation_span}, {"source", s_source},
         {"locate", s_locate},

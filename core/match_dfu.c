@@ -158,7 +158,7 @@ typedef struct evals {
 
 typedef struct scoring {
     evals *t;
-    int nt, cap;
+    int nt, cap, hint;
     int64_t overall;
     unsigned avail;
     bool hier;
@@ -180,12 +180,26 @@ static void sc_free(scoring *s)
 
 static evals *sc_find(scoring *s, int32_t type)
 {
+    /* the type asked for last, first: callers iterate one type at a time */
+    if (s->hint < s->nt && s->t[s->hint].type == type) return &s->t[s->hint];
     for (int i = 0; i < s->nt; i++)
-        if (s->t[i].type == type) return &s->t[i];
+        if (s->t[i].type == type) {
+            s->hint = i;
+            return &s->t[i];
+        }
     return NULL;
 }
 
-static evals *sc_get(scoring *s, int32_t type)
+static evals *sc_get_new(scoring *s, int32_t type);
+
+/* the type's evals, created when missing (as std::map's operator[]) */
+static inline evals *sc_get(scoring *s, int32_t type)
+{
+    if (s->hint < s->nt && s->t[s->hint].type == type) return &s->t[s->hint];
+    return sc_get_new(s, type);
+}
+
+static evals *sc_get_new(scoring *s, int32_t type)
 {
     evals *e = sc_find(s, type);
     if (e) return e;
@@ -401,6 +415,19 @@ static void sort_keys(skey *first, skey *last, bool hi)
 {
     ptrdiff_t n = last - first;
     if (n < 2) return;
+    /* keys already in strict order, or in strict reverse order (children
+     * visited by id, scored by id): the one order any sort gives, found in
+     * one pass -- no equal keys, so std::sort's instability cannot show */
+    bool up = true, down = true;
+    for (ptrdiff_t i = 1; i < n && (up || down); i++) {
+        if (!LESS(&first[i - 1], &first[i])) up = false;
+        if (!LESS(&first[i], &first[i - 1])) down = false;
+    }
+    if (up) return;
+    if (down) {
+        for (skey *a = first, *b = last - 1; a < b; a++, b--) sk_swap(a, b);
+        return;
+    }
     int lg = 0;
     for (ptrdiff_t k = n; k > 1; k >>= 1) lg++;
     introsort_loop(first, last, 2 * lg, hi);
@@ -664,6 +691,15 @@ struct matcher {
     uint64_t root_seq;
     char errmsg[256];
     unsigned preorder;
+    /* what a leaf of one type under one request list is (dom_dfv): the
+     * siblings of a node's leaves are mostly of its type */
+    struct leafmemo {
+        const void *R;
+        int nR, sm;
+        int32_t type;
+        uint64_t seq;
+        bool pristine, excl, valid, x_in, takes_with;
+    } leaf;
 };
 
 static int parse_policy(matcher *m, const char *policy, char *err, size_t errlen)
@@ -1011,12 +1047,14 @@ static bool is_xtype(const matcher *m, int32_t t)
     return false;
 }
 
-static int prune(matcher *m, bool x_in, uint32_t u, const cres *R, int nR)
+/* avail: u's available amount, as plan_avail gives it (for the caller, which
+ * needs it again for a leaf) */
+static int prune(matcher *m, bool x_in, uint32_t u, const cres *R, int nR, int64_t *avail)
 {
     const mg_vertex *x = &m->g->v[u];
     if (m->alloc_type != AT_SAT && x->status != 0) return -1;
     if (m->constraint && x->type == m->g->node_type && !cons_match(m, m->constraint, u)) return -1;
-    if (plan_avail(m, u, m->at, m->duration) == 0) return -1;
+    if ((*avail = plan_avail(m, u, m->at, m->duration)) == 0) return -1;
     for (int i = 0; i < nR; i++) {
         const cres *r = &R[i];
         if (x->type != r->type || r->slot) continue;
@@ -1408,9 +1446,50 @@ static int finish_vtx(matcher *m, uint32_t u, const cres *R, int nR, scoring *df
     return score == MATCH_MET ? 0 : -1;
 }
 
+/* A leaf (nothing below to choose from): what dom_dfv computes for one,
+ * with what depends only on its type, the request list and the flags passed
+ * down -- exclusivity, test(), a request with children -- remembered from
+ * the previous leaf of that type (test() on a sibling conflict writes an
+ * error message: such a verdict is never remembered). */
+static int dom_leaf(matcher *m, const cres *R, int nR, uint32_t u, bool pristine, bool *excl, scoring *to_parent)
+{
+    const mg_vertex *x = &m->g->v[u];
+    struct leafmemo *lm = &m->leaf;
+    if (!(lm->valid && lm->R == R && lm->nR == nR && lm->type == x->type && lm->pristine == pristine &&
+          lm->excl == *excl && lm->seq == m->seq)) {
+        bool x_in = *excl;
+        for (int i = 0; i < nR; i++)
+            if (R[i].type == x->type && R[i].excl == MJ_X_TRUE) x_in = true;
+        bool pres = pristine;
+        unsigned nslots = 0;
+        int sm, nnext;
+        const char *label = NULL;
+        test(m, u, R, nR, &pres, &nslots, &sm, &label, &nnext);
+        bool with = false;
+        for (int i = 0; i < nR; i++)
+            if (R[i].type == x->type && R[i].nwith > 0) with = true;
+        *lm = (struct leafmemo){R, nR, sm, x->type, m->seq, pristine, *excl, sm != SM_NONE, x_in, with};
+        if (sm == SM_NONE) {
+            m->preorder++;
+            return -1;
+        }
+    }
+    m->preorder++;
+    int64_t lavail;
+    if (prune(m, lm->x_in, u, R, nR, &lavail) < 0) return -1;
+    m->st[u].color = 2 * m->epoch + 1; /* gray, then black at once */
+    if (lm->takes_with) return -1;
+    *excl = lm->x_in;
+    to_parent->avail = (unsigned)lavail;
+    to_parent->overall = vertex_score(m, u);
+    return 0;
+}
+
 static int dom_dfv(matcher *m, const cres *R, int nR, uint32_t u, bool pristine, bool *excl, scoring *to_parent)
 {
     const mg_vertex *x = &m->g->v[u];
+    if (x->nchild == 0 && !(m->node_centric && x->type == m->g->node_type))
+        return dom_leaf(m, R, nR, u, pristine, excl, to_parent);
     bool x_in = *excl;
     for (int i = 0; i < nR; i++)
         if (R[i].type == x->type && R[i].excl == MJ_X_TRUE) x_in = true;
@@ -1423,7 +1502,8 @@ static int dom_dfv(matcher *m, const cres *R, int nR, uint32_t u, bool pristine,
     const cres *next = test(m, u, R, nR, &pres, &nslots, &sm, &label, &nnext);
     m->preorder++;
     if (sm == SM_NONE) return -1;
-    if (prune(m, x_in, u, R, nR) < 0) return -1;
+    int64_t lavail;
+    if (prune(m, x_in, u, R, nR, &lavail) < 0) return -1;
     m->st[u].color = 2 * m->epoch; /* gray: explored from here on */
     if (x->nchild == 0 && !(m->node_centric && x->type == m->g->node_type)) {
         m->st[u].color = 2 * m->epoch + 1;
@@ -1431,8 +1511,7 @@ static int dom_dfv(matcher *m, const cres *R, int nR, uint32_t u, bool pristine,
          * machinery (nothing below to choose from) */
         for (int i = 0; i < nR; i++)
             if (R[i].type == x->type && R[i].nwith > 0) return -1;
-        int64_t lavail = plan_avail(m, u, m->at, m->duration);
-        if (lavail == 0) return -1;
+        /* plan_avail again would give prune's: nothing changed in between */
         *excl = x_in;
         to_parent->avail = (unsigned)lavail;
         to_parent->overall = vertex_score(m, u);

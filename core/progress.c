@@ -8,6 +8,10 @@
  *   progress.update(nil)   erases the line and ends the operation
  *   progress.erase()       erases the line (before a verbose log line); the
  *                          next update or wait redraws it
+ *   progress.due()         could an update now be drawn?  (Not before one
+ *                          has started the clock, nor off a terminal: a
+ *                          caller updating per object need not format its
+ *                          text 10,000 times for nobody.)
  *
  * A transfer that blocks calls fluence_progress_waiting() from libcurl's
  * progress callback (http_transfer.c), about once a second even when no
@@ -126,6 +130,12 @@ static int p_update(lua_State *L)
     return 0;
 }
 
+static int p_due(lua_State *L)
+{
+    lua_pushboolean(L, !P.active || fluence_progress_due());
+    return 1;
+}
+
 static int p_erase(lua_State *L)
 {
     (void)L;
@@ -135,7 +145,9 @@ static int p_erase(lua_State *L)
 
 int luaopen_fluence_progress(lua_State *L)
 {
-    static const luaL_Reg funcs[] = { {"update", p_update}, {"erase", p_erase}, {NULL, NULL} };
+    static const luaL_Reg funcs[] = {
+        {"update", p_update}, {"erase", p_erase}, {"due", p_due}, {NULL, NULL}
+    };
     luaL_newlib(L, funcs);
     return 1;
 }

@@ -13,7 +13,26 @@
  * (table -> view, an ephemeron table, so a view lives as long as its table
  * and one table always has one view: identity survives wrapping).  A view is
  * one empty table: policies walk thousands of backends per stage, and a
- * metatable and closures per view made the garbage collector the bottleneck. */
+ * metatable and closures per view made the garbage collector the bottleneck.
+ *
+ * Two helpers for the policy pipeline, which hands every stage a list of
+ * views and takes a list back (what lua/fluence/pipeline.lua did per
+ * backend and per stage in Lua, here in one C call):
+ *   ro.inputs(pool) -> input, index         views of pool[1..#pool] in order,
+ *                                           and where each is (a userdata)
+ *   ro.collect(out, pool, input, index, kept, reasons, default, dropped, all)
+ *       -> next_pool, order_changed, next_input, next_index
+ *        | nil, "twice" | "foreign"
+ *     out (the stage's list, read raw: views of the input, or the backends
+ *     themselves) as backends in next_pool, and as views in next_input (the
+ *     next stage's, with its index); kept[i] = their names; every backend of
+ *     pool not kept gets its reason (rawget(reasons, name) when a string,
+ *     else default) in dropped and, when it has none yet, in all.  A backend
+ *     returned twice or not from the input stops it (kept filled up to
+ *     there).  No Lua table is keyed by a backend: positions are found by
+ *     address, seen ones marked in a byte array. */
+#include <stdint.h>
+#include <string.h>
 #include <lauxlib.h>
 
 #define VIEWS lua_upvalueindex(1)
@@ -25,11 +44,12 @@ static void push_view(lua_State *L, int idx)
 {
     idx = lua_absindex(L, idx);
     if (lua_type(L, idx) != LUA_TTABLE) { lua_pushvalue(L, idx); return; }
-    lua_pushvalue(L, idx);
-    if (lua_rawget(L, VIEWS) != LUA_TNIL) { lua_pop(L, 1); lua_pushvalue(L, idx); return; }   /* a view */
-    lua_pop(L, 1);
+    /* its view, when it has one (a view is never a key here) */
     lua_pushvalue(L, idx);
     if (lua_rawget(L, CACHE) != LUA_TNIL) return;
+    lua_pop(L, 1);
+    lua_pushvalue(L, idx);
+    if (lua_rawget(L, VIEWS) != LUA_TNIL) { lua_pop(L, 1); lua_pushvalue(L, idx); return; }   /* a view */
     lua_pop(L, 1);
     lua_createtable(L, 0, 0);
     lua_pushvalue(L, META);
@@ -112,6 +132,152 @@ static int ro_is_view(lua_State *L)
     return 1;
 }
 
+/* ---- the pipeline's lists ----
+ *
+ * A stage's index: each backend of its pool, and each backend's view, ->
+ * the backend's position (the last, should the pool hold one twice), in an
+ * open-addressing table keyed by the objects' addresses.  Pointers stay
+ * valid: the pool and the input list hold the objects while it is used. */
+#define INDEX_MT "fluence.readonly.stage_index"
+
+struct slot { const void *key; lua_Integer pos; };
+struct stage_index { size_t cap; struct slot slots[1]; };
+
+static struct stage_index *index_new(lua_State *L, lua_Integer n)
+{
+    size_t cap = 16;
+    while (cap < (size_t)n * 4) cap *= 2;        /* two keys per backend, half full at most */
+    struct stage_index *x = lua_newuserdatauv(L, sizeof *x + (cap - 1) * sizeof x->slots[0], 0);
+    x->cap = cap;
+    memset(x->slots, 0, cap * sizeof x->slots[0]);
+    luaL_newmetatable(L, INDEX_MT);
+    lua_setmetatable(L, -2);
+    return x;
+}
+
+static size_t hash_ptr(const void *p, size_t cap)
+{
+    uint64_t h = (uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 32) & (cap - 1);
+}
+
+static void index_put(struct stage_index *x, const void *key, lua_Integer pos)
+{
+    size_t h = hash_ptr(key, x->cap);
+    while (x->slots[h].key && x->slots[h].key != key) h = (h + 1) & (x->cap - 1);
+    x->slots[h].key = key;
+    x->slots[h].pos = pos;
+}
+
+static lua_Integer index_get(const struct stage_index *x, const void *key)
+{
+    if (!key) return 0;
+    size_t h = hash_ptr(key, x->cap);
+    while (x->slots[h].key) {
+        if (x->slots[h].key == key) return x->slots[h].pos;
+        h = (h + 1) & (x->cap - 1);
+    }
+    return 0;
+}
+
+/* The address of a table (or any object) at idx, NULL for other values. */
+static const void *address(lua_State *L, int idx)
+{
+    int t = lua_type(L, idx);
+    return t == LUA_TTABLE || t == LUA_TUSERDATA || t == LUA_TFUNCTION || t == LUA_TTHREAD ? lua_topointer(L, idx)
+                                                                                           : NULL;
+}
+
+static int ro_inputs(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 1);
+    lua_Integer n = (lua_Integer)lua_rawlen(L, 1);
+    lua_createtable(L, (int)n, 0);                    /* 2: input */
+    struct stage_index *x = index_new(L, n);          /* 3 */
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_rawgeti(L, 1, i);                         /* 4: b */
+        push_view(L, 4);                              /* 5: its view */
+        index_put(x, address(L, 4), i);
+        index_put(x, address(L, 5), i);
+        lua_rawseti(L, 2, i);
+        lua_pop(L, 1);
+    }
+    return 2;
+}
+
+static int ro_collect(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);                 /* out */
+    luaL_checktype(L, 2, LUA_TTABLE);                 /* pool */
+    luaL_checktype(L, 3, LUA_TTABLE);                 /* input */
+    struct stage_index *x = luaL_checkudata(L, 4, INDEX_MT);
+    luaL_checktype(L, 5, LUA_TTABLE);                 /* kept */
+    luaL_checkstring(L, 7);                           /* default reason */
+    luaL_checktype(L, 8, LUA_TTABLE);                 /* dropped */
+    luaL_checktype(L, 9, LUA_TTABLE);                 /* all */
+    lua_settop(L, 9);
+    int reasons = lua_istable(L, 6);
+    lua_Integer nout = (lua_Integer)lua_rawlen(L, 1), npool = (lua_Integer)lua_rawlen(L, 2);
+    lua_createtable(L, (int)nout, 0);                 /* 10: next_pool */
+    lua_createtable(L, (int)nout, 0);                 /* 11: next_input */
+    struct stage_index *next = index_new(L, nout);    /* 12 */
+    unsigned char *seen = lua_newuserdatauv(L, (size_t)npool + 1, 0);   /* 13 */
+    memset(seen, 0, (size_t)npool + 1);
+    lua_pushliteral(L, "name");                       /* 14 */
+    int changed = 0;
+    lua_Integer last = 0;
+    for (lua_Integer i = 1; i <= nout; i++) {
+        lua_rawgeti(L, 1, i);                         /* 15: a view of the input, or its backend */
+        lua_Integer at = index_get(x, address(L, 15));
+        if (!at || seen[at]) {
+            lua_pushnil(L);
+            lua_pushstring(L, at ? "twice" : "foreign");
+            return 2;
+        }
+        seen[at] = 1;
+        lua_rawgeti(L, 2, at);                        /* 16: the backend */
+        lua_rawgeti(L, 3, at);                        /* 17: its view */
+        index_put(next, address(L, 16), i);
+        index_put(next, address(L, 17), i);
+        lua_rawseti(L, 11, i);
+        lua_pushvalue(L, 16);
+        lua_rawseti(L, 10, i);
+        lua_pushvalue(L, 14);
+        lua_gettable(L, 16);                          /* b.name */
+        lua_rawseti(L, 5, i);
+        if (at < last) changed = 1;
+        last = at;
+        lua_settop(L, 14);
+    }
+    if (nout < npool) {
+        for (lua_Integer i = 1; i <= npool; i++) {
+            lua_rawgeti(L, 2, i);                     /* 15: b */
+            if (seen[index_get(x, address(L, 15))]) { lua_settop(L, 14); continue; }
+            lua_pushvalue(L, 14);
+            lua_gettable(L, 15);                      /* 16: b.name */
+            if (!reasons || lua_type(L, 16) == LUA_TNIL) lua_pushnil(L);
+            else { lua_pushvalue(L, 16); lua_rawget(L, 6); }
+            if (lua_type(L, 17) != LUA_TSTRING) { lua_pop(L, 1); lua_pushvalue(L, 7); }
+            lua_pushvalue(L, 16);                     /* dropped[name] = why */
+            lua_pushvalue(L, 17);
+            lua_rawset(L, 8);
+            lua_pushvalue(L, 16);                     /* all[name] = why, when unset */
+            if (lua_rawget(L, 9) == LUA_TNIL) {
+                lua_pushvalue(L, 16);
+                lua_pushvalue(L, 17);
+                lua_rawset(L, 9);
+            }
+            lua_settop(L, 14);
+        }
+    }
+    lua_pushvalue(L, 10);
+    lua_pushboolean(L, changed);
+    lua_pushvalue(L, 11);
+    lua_pushvalue(L, 12);
+    return 4;
+}
+
 /* Pushes a C closure of f over views, cache and meta (and extra when given). */
 static void closure(lua_State *L, lua_CFunction f, int views, int cache, int meta, int extra)
 {
@@ -143,10 +309,12 @@ static int ro_new(lua_State *L)
     closure(L, ro_len, 1, 2, 3, 0);      lua_setfield(L, 3, "__len");
     closure(L, ro_pairs, 1, 2, 3, 4);    lua_setfield(L, 3, "__pairs");
     lua_pushboolean(L, 0);               lua_setfield(L, 3, "__metatable");
-    lua_createtable(L, 0, 3);
+    lua_createtable(L, 0, 5);
     closure(L, ro_view, 1, 2, 3, 0);     lua_setfield(L, -2, "view");
     closure(L, ro_unwrap, 1, 2, 3, 0);   lua_setfield(L, -2, "unwrap");
     closure(L, ro_is_view, 1, 2, 3, 0);  lua_setfield(L, -2, "is_view");
+    closure(L, ro_inputs, 1, 2, 3, 0);   lua_setfield(L, -2, "inputs");
+    closure(L, ro_collect, 1, 2, 3, 0);  lua_setfield(L, -2, "collect");
     return 1;
 }
 

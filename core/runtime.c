@@ -8,8 +8,12 @@
 #include "modules.h"
 #include "embed.h"
 #include "exitcode.h"
-
-int luaopen_lpeg(lua_State *L);
+#include "lalloc.h"
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
 
 static int at_panic(lua_State *L)
 {
@@ -99,8 +103,6 @@ static int init(lua_State *L)
 {
     luaL_openlibs(L);
     luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
-    lua_pushcfunction(L, luaopen_lpeg);
-    lua_setfield(L, -2, "lpeg");
     for (const struct fluence_module *m = fluence_modules; m->name; m++) {
         lua_pushcfunction(L, m->open);
         lua_setfield(L, -2, m->name);
@@ -125,16 +127,82 @@ static int init(lua_State *L)
     return 0;
 }
 
+/* Is a memory checker watching this process? */
+static int checked(void);
+
+/* Warnings (warn("@on") ...), as luaL_newstate's: off until turned on. */
+static void warnf(void *ud, const char *msg, int tocont)
+{
+    static int on, cont;
+    (void)ud;
+    if (!cont && *msg == '@') {
+        if (strcmp(msg, "@on") == 0) on = 1;
+        else if (strcmp(msg, "@off") == 0) on = 0;
+        return;
+    }
+    if (on) fprintf(stderr, "%s%s%s", cont ? "" : "Lua warning: ", msg, tocont ? "" : "\n");
+    cont = tocont;
+}
+
+static void *plain_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    (void)ud; (void)osize;
+    if (nsize == 0) { free(ptr); return NULL; }
+    return realloc(ptr, nsize);
+}
+
 lua_State *fluence_runtime_new(void)
 {
-    lua_State *L = luaL_newstate();
-    if (!L) return NULL;
+    /* the pooling allocator (lalloc.h), unless a memory checker must see
+     * every block */
+    struct lalloc *pool = checked() ? NULL : fluence_lalloc_new();
+    lua_State *L = pool ? lua_newstate(fluence_lalloc, pool) : lua_newstate(plain_alloc, NULL);
+    if (!L) {
+        fluence_lalloc_free(pool);
+        return NULL;
+    }
     lua_atpanic(L, at_panic);
+    lua_setwarnf(L, warnf, NULL);
     lua_pushcfunction(L, init);
     if (fluence_pcall(L, 0, 0) != LUA_OK) {
         fluence_report(L);
-        lua_close(L);
+        fluence_runtime_close(L);
         return NULL;
     }
     return L;
+}
+
+void fluence_runtime_close(lua_State *L)
+{
+    void *ud;
+    lua_Alloc f = lua_getallocf(L, &ud);
+    lua_close(L);
+    if (f == fluence_lalloc) fluence_lalloc_free(ud);
+}
+
+static int checked(void)
+{
+#ifdef FLUENCE_PROFILING
+    return 0;   /* profilers (callgrind) measure what runs without a checker */
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+    return 1;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    return 1;
+#endif
+#endif
+#ifdef RUNNING_ON_VALGRIND
+    if (RUNNING_ON_VALGRIND) return 1;
+#endif
+    const char *pre = getenv("LD_PRELOAD");   /* valgrind preloads its vgpreload_*.so */
+    return pre && strstr(pre, "vgpreload") != NULL;
+}
+
+static lua_State *at_exit;        /* keeps the state reachable, for leak checkers */
+
+void fluence_runtime_exit(lua_State *L)
+{
+    if (checked()) fluence_runtime_close(L);
+    else at_exit = L;
 }

@@ -20,4 +20,15 @@ int fluence_pcall(lua_State *L, int nargs, int nresults);
  * "fluence: message" and returns the exit code it asks for. */
 int fluence_report(lua_State *L);
 
+/* The end of the program's runtime, at exit.  Freeing every object of a big
+ * run one by one (lua_close) cost as much as a tenth of it, for memory the
+ * process returns to the system as it exits anyway; so the state is closed
+ * only when a memory checker is watching (AddressSanitizer, valgrind: they
+ * check that the runtime frees everything it owns), and otherwise left to
+ * the exit, still reachable from a global. */
+void fluence_runtime_exit(lua_State *L);
+
+/* Closes a runtime fluence_runtime_new made, and frees its allocator. */
+void fluence_runtime_close(lua_State *L);
+
 #endif

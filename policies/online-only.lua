@@ -7,13 +7,20 @@ return {
   compile = function()
     return function(backends)
       local keep, reasons = {}, {}
-      for _, b in ipairs(backends) do
+      local why = {}      -- status -> the reason it drops a backend, or false
+      for i = 1, #backends do        -- a numeric loop: ipairs is a C call per backend
+        local b = backends[i]
+        if b == nil then break end
         local s = b.attrs.status
-        if type(s) ~= "string" or s:upper() == "ONLINE" then
-          keep[#keep + 1] = b
-        else
-          reasons[b.name] = ("status is %q"):format(s)
+        local r = false
+        if type(s) == "string" then
+          r = why[s]
+          if r == nil then
+            r = s:upper() ~= "ONLINE" and ("status is %q"):format(s)
+            why[s] = r
+          end
         end
+        if r then reasons[b.name] = r else keep[#keep + 1] = b end
       end
       return keep, reasons
     end, { "status" }

@@ -19,12 +19,16 @@ local function compile(stage, ctx)
     checks[#checks + 1] = { f = f, attr = attr }
     reads[#reads + 1] = attr
   end
+  local n = #checks
   return function(backends)
     local keep, reasons = {}, {}
-    for _, b in ipairs(backends) do
-      local ok = true
-      for _, c in ipairs(checks) do
-        local pass, why = c.f(b.attrs[c.attr])
+    for i = 1, #backends do            -- numeric loops: ipairs is a C call per element
+      local b = backends[i]
+      if b == nil then break end
+      local attrs, ok = b.attrs, true
+      for j = 1, n do
+        local c = checks[j]
+        local pass, why = c.f(attrs[c.attr])
         if not pass then ok = false; reasons[b.name] = why; break end
       end
       if ok then keep[#keep + 1] = b end

@@ -23,6 +23,7 @@ local M = {
   family = "braket",
   live = true,
   provides = { "status", "queue_size", "priority_queue_size", "jobs_queue_size" },
+  enriches = { "device_arn" },   -- only backends with a device ARN: not run when none has one
   description = "live AWS Braket device status, queue depth and price (GetDevice, SigV4-signed, concurrent)",
 }
 
@@ -155,9 +156,10 @@ function M.candidates(ctx)
   local shots = (ctx.request and tonumber(ctx.request.shots)) or 1000
   local notes, out, byarn, order, known = {}, {}, {}, {}, {}
   for _, b in ipairs(ctx.backends or {}) do
-    known[b.name] = b.attrs
-    local arn = b.attrs and b.attrs.device_arn
+    local attrs = b.attrs
+    local arn = attrs and attrs.device_arn
     if type(arn) == "string" and arn ~= "" then
+      known[b.name] = attrs
       if not byarn[arn] then
         byarn[arn] = {}
         order[#order + 1] = arn

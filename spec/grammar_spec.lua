@@ -157,3 +157,110 @@ describe("numbers out of range", function()
     assert.matches("out of range", err.msg)
   end)
 end)
+
+-- The parser against the LPeg grammar it replaced (spec/support/grammar_lpeg.lua):
+-- the same trees and the same errors, positions and messages, for texts made
+-- of the language's tokens and of single characters that stress its edges
+-- (quotes, escapes, operators, whitespace the parser does and does not skip).
+describe("the parser and the LPeg grammar", function()
+  local grammar = require "fluence.grammar"
+  local reference = dofile("spec/support/grammar_lpeg.lua")
+
+  local function same(a, b, path)
+    if type(a) ~= type(b) then return false, path end
+    if type(a) ~= "table" then return a == b or (a ~= a and b ~= b), path end
+    for k, v in pairs(a) do
+      local ok, p = same(v, b[k], path .. "." .. tostring(k))
+      if not ok then return false, p end
+    end
+    for k in pairs(b) do if a[k] == nil then return false, path .. "." .. tostring(k) end end
+    return true
+  end
+
+  local function check(texts)
+    local differ = {}
+    for _, s in ipairs(texts) do
+      local ok, where = same({ grammar.parse(s) }, { reference.parse(s) }, "")
+      if not ok and #differ < 5 then differ[#differ + 1] = ("%q (at %s)"):format(s, where) end
+    end
+    assert.are.same({}, differ)
+  end
+
+  local function generate(seed, n, pieces, maxlen)
+    local rng, out = seed, {}
+    local function rand(m)      -- a small LCG: the same texts on every machine
+      rng = (rng * 1103515245 + 12345) % 2147483648
+      return (rng >> 15) % m + 1   -- the high bits: the low ones of an LCG cycle
+    end
+    for i = 1, n do
+      local parts = {}
+      for j = 1, rand(maxlen) - 1 do parts[j] = pieces[rand(#pieces)] end
+      out[i] = table.concat(parts)
+    end
+    return out
+  end
+
+  it("agree on texts made of the language's tokens", function()
+    check(generate(1, 30000, { "min-cost", "require", ":", ",", "|", "=", ">=", "<", "!=", "==", "=<", "~", "5%",
+      "0.05", "x", "memory_gb", '"us east"', "'a'", '"open', " ", "\t", "\n", "1e5", ".5", "-3", "prefer", "region",
+      "a.b-c", "!", "~x", "1e999999", '\\"', "online-only", "_", "9abc", "%", "weighted", "cost=2", "" }, 13))
+  end)
+
+  it("agree on texts made of single characters", function()
+    check(generate(7, 30000, { "a", "Z", "_", "-", ".", "0", "9", "e", "E", "+", "=", "<", ">", "!", "~", "%", ",",
+      "|", ":", '"', "'", "\\", " ", "\t", "\n", "\r", "\v", "\f", "\0", "\xc3\xa9" }, 17))
+  end)
+
+  -- policies built from the grammar's own productions, then cut short at a
+  -- random byte or given one byte more or less: errors at every position
+  it("agree on generated policies, whole, cut short and mangled", function()
+    local rng = 11
+    local function rand(m)
+      rng = (rng * 1103515245 + 12345) % 2147483648
+      return (rng >> 15) % m + 1
+    end
+    local function pick(t) return t[rand(#t)] end
+    local WS = { "", "", "", " ", "  ", "\t", "\n" }
+    local function value()
+      return pick{ "a", "us-east-1", "24", "0.5", "-3", "1e5", ".5", "1e999999", "x.y", "\xc3\xa9",
+                   '"us east"', "'eu west'", '"a\\"b"', "'it\\'s'", '"\\\\"', '"\\"' }
+    end
+    local function item()
+      local vals = { value() }
+      for _ = 2, rand(3) do vals[#vals + 1] = pick(WS) .. "|" .. pick(WS) .. value() end
+      local key = rand(4) > 1 and (pick{ "memory_gb", "region", "min_qubits", "cost", "a.b-c" } .. pick(WS) ..
+                                   pick{ "=", ">=", "<", "!=", "==", "<=", ">", "=<", "!" } .. pick(WS)) or ""
+      return key .. table.concat(vals)
+    end
+    local function stage()
+      local s = pick{ "min-cost", "require", "prefer", "online-only", "weighted", "max-throughput", "x_1" }
+      if rand(3) == 1 then s = s .. pick(WS) .. "~" .. pick(WS) .. pick{ "5%", "0.05", "1e999", "x", "+.5e-1%" } end
+      if rand(2) == 1 then
+        local items = { item() }
+        for _ = 2, rand(3) do items[#items + 1] = pick(WS) .. pick{ ",", "|" } .. pick(WS) .. item() end
+        s = s .. pick(WS) .. ":" .. pick(WS) .. table.concat(items)
+      end
+      return s
+    end
+    local texts = {}
+    for _ = 1, 6000 do
+      local st = { stage() }
+      for _ = 2, rand(3) do st[#st + 1] = pick(WS) .. "," .. pick(WS) .. stage() end
+      local s = pick(WS) .. table.concat(st) .. pick(WS)
+      texts[#texts + 1] = s
+      texts[#texts + 1] = s:sub(1, rand(#s + 1) - 1)                       -- cut short
+      local at = rand(#s + 1)
+      texts[#texts + 1] = s:sub(1, at - 1) .. pick{ ",", "|", ":", "~", '"', "'", "\\", "=", " ", "%" } .. s:sub(at)
+      texts[#texts + 1] = s:sub(1, at - 1) .. s:sub(at + 1)                 -- a byte less
+    end
+    check(texts)
+  end)
+
+  it("agree on the policies of the examples and the Go client's cases", function()
+    local texts = { "", "   ", "min-cost", "online-only,require:min_qubits=10,min-queue~5,min-cost",
+      "prefer:region=us-east-1|region=eu-west-2,min-cost~5%", "require:region=\"us east\"|'eu west',max-throughput",
+      "weighted:cost_usd=-1,throughput=0.5", "exclude:name=a|b", "fits:now", "min-cost~1e999,,", "a,,b", "a b",
+      "require:x=", "require:x=|", "require:x>=1|2", "require:", "min-cost~", "min-cost~%", "~5" }
+    check(texts)
+  end)
+end)

@@ -289,3 +289,32 @@ io.stdout:write("") -- nothing else
     assert.are.equal("a: 1\n---\nb: 2\n", written('{ "a: 1", "b: 2\\n" }'))
   end)
 end)
+
+-- Big regular files are mapped, not read (core/manifest.c): one truncated
+-- under fluence must end the run with its name and exit 3, not SIGBUS.
+describe("a mapped input", function()
+  it("that shrinks while it is read ends the process with its name and exit 3", function()
+    local cli = require "support.cli"
+    local dir = cli.tmpdir()
+    local path = dir .. "/big.yaml"
+    local f = assert(io.open(path, "wb"))
+    f:write(("# filler\n"):rep(300000))                  -- 2.7 MB: mapped
+    f:close()
+    local script = cli.write(dir .. "/t.lua", ([[
+package.cpath = %q .. "/?.so;" .. package.cpath
+local manifest = require "fluence.manifest"
+local text = assert(manifest.read(%q))
+assert(#text > 2000000)
+io.open(%q, "wb"):close()                                -- truncate it
+print(#tostring(text))                                   -- touches the pages beyond the end
+]]):format(os.getenv("FLUENCE_CPATH") or (cli.root .. "/build/lib"), path, path))
+    local out = os.tmpname()
+    local ok, how, code = os.execute(("lua5.4 %s >%s 2>&1"):format(cli.quote(script), out))
+    local msg = cli.slurp(out) or ""
+    os.remove(out)
+    cli.cleanup()
+    assert.are.same({ "exit", 3 }, { how, code }, msg)
+    assert.matches("fluence: " .. path:gsub("%p", "%%%0") .. ": the file changed %(was truncated%) while it was being read",
+                   msg)
+  end)
+end)

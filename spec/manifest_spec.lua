@@ -700,3 +700,61 @@ spec:
     assert.is_true(elapsed2 < 4 * elapsed + 1, ("%.2f s then %.2f s"):format(elapsed, elapsed2))
   end)
 end)
+
+-- manifest.parse(text, name, {active_only = true}): descriptions only of the
+-- objects a selection can concern; every object keeps its index.
+describe("manifest.parse with active_only", function()
+  local manifest = require "fluence.manifest"
+  local text = [[
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: a}
+data: {x: "1"}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: j
+  annotations: {fluence.flux-framework.org/select-policy: min-cost}
+spec:
+  template:
+    spec: {schedulerName: fluence, containers: [{name: c, image: x}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec: {schedulerName: default, containers: [{name: c, image: x}]}
+---
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: b, labels: &l {fluence.flux-framework.org/group: g}}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: q, labels: *l}
+  spec: {containers: [{name: c, image: x}]}
+]]
+
+  it("describes the objects that could be selected, with their indexes, and every object on request", function()
+    local s = assert(manifest.parse(text, "m.yaml", { active_only = true }))
+    local names = {}
+    for _, o in ipairs(s:active()) do names[#names + 1] = o.index .. ":" .. o.name end
+    -- the List's document has a group label somewhere: both its items are described
+    assert.are.same({ "2:j", "4:b", "5:q" }, names)
+    local all = {}
+    for _, o in ipairs(s:objects()) do all[#all + 1] = o.index .. ":" .. o.name end
+    assert.are.same({ "1:a", "2:j", "3:p", "4:b", "5:q" }, all)
+    -- the active descriptions are those of a full parse
+    local full = assert(manifest.parse(text, "m.yaml")):objects()
+    local again = assert(manifest.parse(text, "m.yaml", { active_only = true })):active()
+    assert.are.same(full[2], again[1])
+    assert.are.same(full[5], again[3])
+    -- and the stream edits and renders the same
+    assert.is_true(s:set_annotations(2, { ["fluence.flux-framework.org/require-backend"] = "x" }))
+    local f = assert(manifest.parse(text, "m.yaml"))
+    assert.is_true(f:set_annotations(2, { ["fluence.flux-framework.org/require-backend"] = "x" }))
+    assert.are.equal(f:render(), s:render())
+  end)
+end)

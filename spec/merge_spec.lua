@@ -41,6 +41,34 @@ describe("fluence.merge", function()
     end
   end)
 
+  it("takes a trusted provider's attrs as they are, and copies one before another provider adds to it", function()
+    local shared = { cost_usd = 1, status = "ONLINE" }
+    local own = { cost_usd = 3 }
+    local r = assert(merge.merge{
+      { provider = "file", trusted = true, backends = {
+          { name = "a", attrs = shared }, { name = "b", attrs = shared }, { name = "c", attrs = own } } },
+      { provider = "live", backends = { { name = "a", attrs = { status = "OFFLINE" } },
+                                        { name = "a", attrs = { queue_size = 2 } } } },
+      { provider = "file2", trusted = true, backends = { { name = "c", attrs = { cost_usd = 4 } } } },
+    })
+    local by = {}
+    for _, b in ipairs(r) do by[b.name] = b end
+    assert.are.same({ cost_usd = 1, status = "OFFLINE", queue_size = 2 }, by.a.attrs)
+    assert.are.same({ cost_usd = 1, status = "ONLINE" }, by.b.attrs)
+    assert.are.same({ cost_usd = 4 }, by.c.attrs)
+    assert.are.same({ cost_usd = "file", status = "live", queue_size = "live" }, by.a.source)
+    assert.are.same({ cost_usd = "file", status = "file" }, by.b.source)
+    assert.are.same({ cost_usd = "file2" }, by.c.source)
+    -- what the providers returned is untouched
+    assert.are.same({ cost_usd = 1, status = "ONLINE" }, shared)
+    assert.are.same({ cost_usd = 3 }, own)
+    -- an untrusted provider's tables are always copied
+    local mine = { cost_usd = 5 }
+    local r2 = assert(merge.merge{ { provider = "user", backends = { { name = "u", attrs = mine } } } })
+    assert.are_not.equal(mine, r2[1].attrs)
+    assert.are.same(mine, r2[1].attrs)
+  end)
+
   it("merges 10,000 backends quickly", function()
     local list = {}
     for i = 1, 10000 do list[i] = { name = ("b%05d"):format(i), attrs = { cost_usd = i, memory_gb = i % 7 } } end

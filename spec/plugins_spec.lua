@@ -393,3 +393,41 @@ describe("plugins", function()
     end)
   end)
 end)
+
+-- The built-ins compiled into the binary (fluence.so here, as in bin/fluence)
+-- load on first use; what the providers among them declare is known before.
+describe("built-in plugins", function()
+  local function registry(kind)
+    local opts = { source_dir = "", home = "", path = "", api = require("fluence.provider_api").new{} }
+    return kind == "policy" and plugins.load_policies(opts) or plugins.load_providers(opts)
+  end
+
+  it("load when a run first uses one, not before", function()
+    local reg = registry("policy")
+    local e = assert(reg.get("min"))
+    assert.is_nil(rawget(e, "plugin"))
+    assert.are.equal("built-in:policies/min.lua", e.origin)
+    assert.are.equal("function", type(e.plugin.compile))    -- loads it
+    assert.is_table(rawget(e, "plugin"))
+    assert.is_nil(rawget(reg.get("max"), "plugin"))         -- the others stay unloaded
+    assert.matches("lowest", e.description)
+  end)
+
+  it("declare, unloaded, what they declare once loaded (the build reads it from each file)", function()
+    local reg = registry("provider")
+    assert.is_true(#reg.list >= 3)
+    for _, e in ipairs(reg.list) do
+      local decl = e.decl                                   -- before loading
+      assert.is_nil(rawget(e, "plugin"), e.name)
+      local p = e.plugin
+      assert.are.same({ p.live and true or nil, p.family, p.provides, p.enriches },
+                      { decl.live and true or nil, decl.family, decl.provides, decl.enriches }, e.name)
+    end
+    assert.are.same({ "device_arn" }, reg.get("braket-live").decl.enriches)
+  end)
+
+  it("and a broken plugin in a directory is reported even when the run would not use it", function()
+    local d = dir_with{ ["unused.lua"] = "return {" }
+    assert.matches("unused%.lua", load_error({ d }))
+  end)
+end)

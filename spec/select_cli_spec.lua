@@ -24,6 +24,29 @@ describe("fluence select", function()
     return cli.run(args)
   end
 
+  it("runs a live provider only when a backend has what it enriches (braket-live: a device_arn)", function()
+    local dir = cli.tmpdir()
+    local job = cli.write(dir .. "/job.yaml", ([[
+apiVersion: v1
+kind: Pod
+metadata:
+  name: q
+  annotations: {%sselect-policy: "online-only,min-queue,min-cost"}
+spec: {schedulerName: fluence, containers: [{name: c, image: x}]}
+]]):format(P))
+    local plain = cli.write(dir .. "/plain.yaml",
+      "backends:\n- name: a\n  attributes: {cost_usd: 1, queue_size: 2}\n- name: b\n  attributes: {cost_usd: 2, queue_size: 1}\n")
+    local r = select{ "-v", "-f", job, "--attributes", plain, "--offline" }
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("provider file: 2 backends", r.err)
+    assert.is_nil(r.err:find("braket%-live"))
+    assert.matches('selected backend "b"', r.err)
+    local arn = cli.write(dir .. "/arn.yaml", "backends:\n- name: a\n  device_arn: arn:aws:braket:::device/qpu/x/y\n" ..
+      "  attributes: {cost_usd: 1, queue_size: 2}\n- name: b\n  attributes: {cost_usd: 2, queue_size: 1}\n")
+    r = select{ "-v", "-f", job, "--attributes", arn, "--offline" }
+    assert.matches("provider braket%-live: ", r.err)
+  end)
+
   it("gives the Go client's answer on its GPU example: gpu-l4, pinned into the Job's pod template", function()
     local r = select{ "-f", EX .. "/quickstart/job.yaml", "--attributes", EX .. "/quickstart/attributes.yaml",
                       "--offline" }

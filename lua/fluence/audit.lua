@@ -44,20 +44,41 @@ end
 -- encode(a, budget) -> JSON text no longer than budget bytes, trimming what
 -- matters least first: other candidates' attributes, then the candidate list
 -- (the chosen one stays), then the dropped reasons.  Marks "truncated".
+-- At least how many bytes the dropped reasons take in the encoding ("k":"v"
+-- each), or nil when a reason is not a string.
+local function dropped_bytes(dropped)
+  local n = 0
+  for k, v in pairs(dropped) do
+    if type(v) ~= "string" then return nil end
+    n = n + #k + #v + 5
+  end
+  return n
+end
+
 function audit.encode(a, budget)
-  local text = json.encode(a)
-  if #text <= budget then return text end
-  a.truncated = true
-  for i = 2, #a.candidates do
-    a.candidates[i].attributes, a.candidates[i].strings = json.object{}, json.object{}
-  end
-  text = json.encode(a)
-  while #text > budget and #a.candidates > 1 do
-    local keep = math.max(1, #a.candidates // 2)
-    for i = #a.candidates, keep + 1, -1 do a.candidates[i] = nil end
+  local text
+  -- When the dropped reasons alone exceed the budget (10,000 backends
+  -- dropped), every text before they go would too: skip encoding those.
+  -- The candidate list then ends halved down to the chosen one, as below.
+  local least = dropped_bytes(a.dropped or {})
+  if least and least > budget then
+    a.truncated = true
+    for i = #a.candidates, 2, -1 do a.candidates[i] = nil end
+  else
     text = json.encode(a)
+    if #text <= budget then return text end
+    a.truncated = true
+    for i = 2, #a.candidates do
+      a.candidates[i].attributes, a.candidates[i].strings = json.object{}, json.object{}
+    end
+    text = json.encode(a)
+    while #text > budget and #a.candidates > 1 do
+      local keep = math.max(1, #a.candidates // 2)
+      for i = #a.candidates, keep + 1, -1 do a.candidates[i] = nil end
+      text = json.encode(a)
+    end
   end
-  if #text > budget then
+  if not text or #text > budget then
     a.dropped = json.object{}
     a.notes = json.array{ "audit trimmed to fit the 256 KiB annotation limit" }
     text = json.encode(a)

@@ -27,10 +27,32 @@ end
 
 -- The manifest reader and rewriter: parse, stamp every Fluence object, render,
 -- and the output must parse again and keep the edits.
+-- A parse for active objects only (what select does) must fail as the full
+-- one does and describe every object that targets Fluence or wants a
+-- selection, as the full parse does.
+local function same(a, b)
+  if type(a) ~= type(b) then return false end
+  if type(a) ~= "table" then return a == b end
+  for k, v in pairs(a) do if not same(v, b[k]) then return false end end
+  for k in pairs(b) do if a[k] == nil then return false end end
+  return true
+end
+
 function fuzz.manifest(data)
   local manifest = require "fluence.manifest"
   local s = manifest.parse(data, "fuzz.yaml")
+  local a = manifest.parse(data, "fuzz.yaml", { active_only = true })
+  check((s == nil) == (a == nil), "a parse for active objects only disagrees on whether the text parses")
   if not s then return end
+  local full = s:objects()
+  local active = {}
+  for _, obj in ipairs(a:active()) do active[obj.index] = obj end
+  for _, obj in ipairs(full) do
+    if obj.targets_fluence or obj.wants_selection then
+      check(same(active[obj.index], obj), "a parse for active objects only lost or changed an object")
+    end
+  end
+  s = manifest.parse(data, "fuzz.yaml")
   local stamped = {}
   for _, obj in ipairs(s:objects()) do
     -- where the policy is written: a mapping, when there is one, stays in
@@ -109,6 +131,22 @@ function fuzz.attributes(data)
                                  sandbox.DEFAULT_BUDGET)
   sandbox.call(plugin.candidates, sandbox.DEFAULT_BUDGET,
                { request = { shots = 1000 }, options = { attributes = { "fuzz.yaml" } }, api = fake })
+  -- the reader in C decides only what the reference accepts, and gives its
+  -- records: the same values, integers and floats alike
+  local fast = require("fluence.attrfile").decode(data, "dir/fuzz.yaml")
+  if fast then
+    local ok, ref = pcall(require("fluence.catalog").reference, data, "dir/fuzz.yaml")
+    local function same(a, b)
+      if type(a) ~= type(b) then return false end
+      if type(a) == "number" then return math.type(a) == math.type(b) and (a == b or (a ~= a and b ~= b)) end
+      if type(a) ~= "table" then return a == b end
+      for k, v in pairs(a) do if not same(v, b[k]) then return false end end
+      for k in pairs(b) do if a[k] == nil then return false end end
+      return true
+    end
+    check(ok, "fluence.attrfile accepted a file the reference refuses: " .. tostring(ref))
+    check(same(ref, fast), "fluence.attrfile and the reference disagree")
+  end
 end
 
 -- kubeconfig files (exec credential plugins are compiled out of fuzz builds).

@@ -46,6 +46,10 @@ function log.progress(msg)
   progress.update(msg ~= nil and tostring(msg) or nil)
 end
 
+-- Could a progress() now be drawn?  Callers updating once per object check
+-- this before formatting the text (off a terminal it never is).
+log.progress_due = progress.due
+
 function log.color()
   if not sys.isatty(1) then return false end
   local nc = sys.getenv("NO_COLOR")

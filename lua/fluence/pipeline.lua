@@ -99,9 +99,12 @@ pipeline.stable_sort = stable_sort
 -- sort_by(list, key [, descending]) sorts by key(element), computed once per
 -- element (a comparator would read every backend's attribute through its
 -- read-only view O(n log n) times); stable.
+local by_keys = require("fluence.order").by_keys
 local function sort_by(list, key, descending)
   local keys, order = {}, {}
   for i, v in ipairs(list) do keys[i] = key(v); order[i] = i end
+  -- numbers: sorted in C (core/order.c), the same order as below
+  if by_keys(list, keys, #order, descending) then return list end
   table.sort(order, function(a, b)
     local ka, kb = keys[a], keys[b]
     if ka ~= kb then
@@ -308,28 +311,30 @@ end
 -- than "no backend satisfies the policy".
 function Pipeline:run(backends, request)
   local result = { ok = false, stages = {}, dropped = {}, survivors = {} }
-  local pool = {}
-  for i, b in ipairs(backends or {}) do pool[i] = b end
-  stable_sort(pool, function(a, b) return a.name < b.name end)
-  local req = sandbox.readonly(request or {})
-
-  local function drop(name, reason)
-    if result.dropped[name] == nil then result.dropped[name] = reason end
+  local pool, given = {}, backends or {}
+  for i = 1, #given do                      -- as ipairs: up to the first nil
+    local b = given[i]
+    if b == nil then break end
+    pool[i] = b
   end
+  -- merged backends come sorted by name: then sorting would keep them
+  if not require("fluence.order").names_sorted(pool) then
+    stable_sort(pool, function(a, b) return a.name < b.name end)
+  end
+  local req = sandbox.readonly(request or {})
 
   if #pool == 0 then
     result.error = "no candidate backends"
     return result
   end
 
+  -- plugins get read-only views; what they hand back must be views of
+  -- backends they received.  Both lists are made and read in C
+  -- (core/readonly.c: ro.inputs, ro.collect, which also makes the next
+  -- stage's list): per backend and per stage, this bookkeeping in Lua cost
+  -- more than most stages.
+  local input, index = sandbox.stage_inputs(pool)
   for _, st in ipairs(self.stages) do
-    -- plugins get read-only views; what they hand back must be views of
-    -- backends they received (sandbox.unwrap finds the backend, C-side)
-    local input, inpool = {}, {}
-    for i, b in ipairs(pool) do
-      input[i] = sandbox.readonly(b)
-      inpool[b] = i
-    end
     local rec = { text = st.text, kept = {}, dropped = {}, order_changed = false }
     result.stages[#result.stages + 1] = rec
     local ok, out, reasons = sandbox.call(st.fn, st.call, input, req)
@@ -350,32 +355,18 @@ function Pipeline:run(backends, request)
       return failed(("policy %q (%s): returned %s, not a list of backends")
         :format(st.text, st.origin, type(out)), true)
     end
-    local next_pool, seen, last = {}, {}, 0
-    -- raw access: a plugin's metamethods must not run outside its budget
-    for i = 1, rawlen(out) do
-      local b = sandbox.unwrap(rawget(out, i))
-      local at = inpool[b]
-      if not at or seen[b] then
-        return failed(("policy %q (%s): returned %s")
-          :format(st.text, st.origin, at and "a backend twice" or "a backend that was not in its input"), true)
-      end
-      seen[b] = true
-      next_pool[i] = b
-      rec.kept[i] = b.name
-      -- order_changed: the kept backends are not in their input order
-      if at < last then rec.order_changed = true end
-      last = at
+    -- out is read raw: a plugin's metamethods must not run outside its
+    -- budget; order_changed: the kept backends are not in their input order
+    local next_pool, changed, next_input, next_index =
+      sandbox.stage_collect(out, pool, input, index, rec.kept, reasons, ("dropped by %s"):format(st.text),
+                            rec.dropped, result.dropped)
+    if not next_pool then
+      return failed(("policy %q (%s): returned %s")
+        :format(st.text, st.origin, changed == "twice" and "a backend twice" or "a backend that was not in its input"),
+        true)
     end
-    if #next_pool < #pool then
-      for _, b in ipairs(pool) do
-        if not seen[b] then
-          local why = type(reasons) == "table" and rawget(reasons, b.name)
-          why = type(why) == "string" and why or ("dropped by %s"):format(st.text)
-          rec.dropped[b.name] = why
-          drop(b.name, why)
-        end
-      end
-    end
+    rec.order_changed = changed
+    input, index = next_input, next_index
     pool = next_pool
     if #pool == 0 then
       return failed(("policy %q eliminated all candidates"):format(st.text))

@@ -14,8 +14,17 @@
 -- A registry: reg.list (sorted by name) of entries
 --   { name, description, origin = path | "built-in:policies/x.lua", source,
 --     plugin = <the returned table>, overrides = "built-in" | nil,
---     shadows = { origin, ... } }
+--     shadows = { origin, ... },
+--     decl = { live =, family =, provides =, enriches = } }   -- what a provider declares
 -- and reg.get(name) -> entry | nil.
+--
+-- The built-ins compiled into the binary load on first use (the first read
+-- of e.plugin or e.description): a run names two or three of them, and
+-- loading all eleven was a tenth of a small selection.  What a built-in
+-- provider declares is known without loading it (e.decl, read from its file
+-- when the binary was built: tools/embed.lua), so a run can tell which
+-- providers it needs.  Plugins from directories load at once, as before: a
+-- broken one is reported even when the run does not use it.
 --
 -- Every plugin is loaded in text mode with chunk name "@"..path into its own
 -- sandbox environment (fluence.sandbox; providers also see `api`), under an
@@ -67,10 +76,12 @@ local function load_plugin(kind, path, src, extra, budget, mode, name)
   local exports = {}
   for k, v in next, plugin do exports[k] = v end
   plugin = exports
-  if type(plugin.provides) == "table" then     -- a list the host walks: raw too
-    local list = {}
-    for i = 1, rawlen(plugin.provides) do list[i] = tostring(rawget(plugin.provides, i)) end
-    plugin.provides = list
+  for _, k in ipairs{ "provides", "enriches" } do   -- lists the host walks: raw too
+    if type(plugin[k]) == "table" then
+      local list = {}
+      for i = 1, rawlen(plugin[k]) do list[i] = tostring(rawget(plugin[k], i)) end
+      plugin[k] = list
+    end
   end
   for _, k in ipairs(EXPORT_ORDER) do
     local want = spec.exports[k]
@@ -141,7 +152,7 @@ local function builtins(kind, opts)
     local f = p:sub(#spec.dir + 2)
     local name = basename(f)
     if name and not f:find("/", 1, true) and not byname[name] then
-      byname[name] = { path = p, src = sys.embedded(p), mode = "b" }
+      byname[name] = { path = p, mode = "b" }          -- src: read when loaded
       order[#order + 1] = name
     end
   end
@@ -155,11 +166,27 @@ local function builtins(kind, opts)
   return out
 end
 
+-- What the built-in providers declare, by name (tools/embed.lua).
+local declared = { provider = {} }
+do
+  local chunk = sys.embedded("builtin-plugins.lua")
+  if chunk then declared.provider = load(chunk, "=builtin-plugins", "b", {})() end
+end
+
 local function load_all(kind, opts)
   opts = opts or {}
   local extra = kind == "provider" and { api = opts.api or {} } or nil
   local budget = opts.budget or sandbox.DEFAULT_BUDGET
   local byname, list = {}, {}
+
+  local function loaded(name, path, src, mode)
+    local plugin = load_plugin(kind, path, src, extra, budget, mode, name)
+    if plugin.name ~= name then
+      fail("%s: %s plugin is named %q but its file is %s.lua (they must match)",
+           path, kind, plugin.name, name)
+    end
+    return plugin
+  end
 
   local function add(name, path, origin, source, src, mode)
     local prev = byname[name]
@@ -168,13 +195,22 @@ local function load_all(kind, opts)
       if source == "built-in" then prev.overrides = "built-in" end
       return
     end
-    local plugin = load_plugin(kind, path, src, extra, budget, mode, name)
-    if plugin.name ~= name then
-      fail("%s: %s plugin is named %q but its file is %s.lua (they must match)",
-           path, kind, plugin.name, name)
+    local e = { name = name, origin = origin, source = source, shadows = {} }
+    local function set(plugin)
+      e.plugin, e.description = plugin, plugin.description:match("^[^\n]*")
+      e.decl = e.decl or plugin
     end
-    local e = { name = name, description = plugin.description:match("^[^\n]*"), origin = origin,
-                source = source, plugin = plugin, shadows = {} }
+    if mode == "b" and not src then
+      e.decl = declared[kind] and declared[kind][name]
+      setmetatable(e, { __index = function(_, k)
+        if k ~= "plugin" and k ~= "description" and k ~= "decl" then return nil end
+        setmetatable(e, nil)
+        set(loaded(name, path, sys.embedded(path), mode))
+        return e[k]
+      end })
+    else
+      set(loaded(name, path, src, mode))
+    end
     byname[name] = e
     list[#list + 1] = e
   end

@@ -17,6 +17,7 @@
 --   ctx.reason.wants(attr, v, wants)
 -- where band = { value = N, relative = bool, text = "5%" | "0.05" }.
 local policy_lib = {}
+local by_keys = require("fluence.order").by_keys
 
 -- What the Go client's --cost-tol applies to: the cost and queue rankers.
 policy_lib.COST_TOL_ATTRS = { cost_usd = true, queue_size = true }
@@ -42,6 +43,25 @@ function policy_lib.band(v, num)
 end
 
 local NUMERIC = { ["<"] = true, ["<="] = true, [">"] = true, [">="] = true }
+
+-- f(v) remembered per distinct value: a pool of 10,000 backends has few
+-- distinct values, and formatting each reason again was most of a stage.
+-- Integers and floats apart (1 and 1.0 are one table key, but 1e15 and
+-- 10^15 are written differently); NaN is never a key.  f must be pure.
+local function memo(f)
+  local by = { integer = {}, float = {}, other = {} }
+  return function(v)
+    if v ~= v then return f(v) end
+    local t = by[math.type(v) or "other"]
+    local r = t[v]
+    if r == nil then
+      r = f(v)
+      t[v] = r
+    end
+    return r
+  end
+end
+policy_lib.memo = memo
 
 local function compare(op, v, n)
   if op == "<" then return v < n elseif op == "<=" then return v <= n
@@ -120,21 +140,27 @@ function policy_lib.extend(ctx, host)
     end
     local n = vals[1].number
     local wants = go and (op .. " " .. num(n)) or (op .. " " .. item.text:match("[=<>!]+%s*(.*)$"))
+    local numeric, eq = NUMERIC[op], op == "="
+    local missing = reason.missing(attr)
+    local wants_reason = memo(function(v) return reason.wants(attr, v, wants) end)
     return function(v)
-      if v == nil then return false, reason.missing(attr) end
-      if NUMERIC[op] then
-        if type(v) ~= "number" then return false, ("%s is %q, not a number"):format(attr, tostring(v)) end
+      if v == nil then return false, missing end
+      local tv = type(v)
+      if numeric then
+        if tv ~= "number" then return false, ("%s is %q, not a number"):format(attr, tostring(v)) end
         if compare(op, v, n) then return true end
-        return false, reason.wants(attr, v, wants)
+        return false, wants_reason(v)
       end
       local any = false
-      for _, w in ipairs(vals) do
-        if type(v) == "number" and w.number then any = any or v == w.number
-        elseif type(v) == "string" then any = any or v == w.value
-        elseif type(v) == "boolean" and not w.quoted then any = any or tostring(v) == w.value end
+      for i = 1, #vals do                -- as ipairs, without a C call per value
+        local w = vals[i]
+        if w == nil then break end
+        if tv == "number" and w.number then any = any or v == w.number
+        elseif tv == "string" then any = any or v == w.value
+        elseif tv == "boolean" and not w.quoted then any = any or tostring(v) == w.value end
       end
-      if any == (op == "=") then return true end
-      return false, reason.wants(attr, v, wants)
+      if any == eq then return true end
+      return false, wants_reason(v)
     end, attr
   end
 
@@ -155,31 +181,46 @@ function policy_lib.extend(ctx, host)
     local get = key
     if type(key) == "string" then get = function(b) return b.attrs[key] end end
     local label = opts.label or (type(key) == "string" and key or "value")
-    local have, missing, reasons, value = {}, {}, {}, {}
-    for _, b in ipairs(backends) do
+    local have, missing, reasons, values = {}, {}, {}, {}
+    local why_missing = opts.missing or reason.missing(label)
+    for i = 1, #backends do          -- as ipairs, without a C call per backend
+      local b = backends[i]
+      if b == nil then break end
       local v = get(b)
       if type(v) == "number" and v == v then
-        have[#have + 1] = b
-        value[b] = v
+        local n = #have + 1
+        have[n], values[n] = b, v
       else
         missing[#missing + 1] = b.name
-        reasons[b.name] = opts.missing or reason.missing(label)
+        reasons[b.name] = why_missing
       end
     end
     if #have == 0 then
       host.fail(opts.none or ("no candidate has attribute %q (missing: %s)")
         :format(label, table.concat(missing, ", ")))
     end
-    host.sort_by(have, function(b) return value[b] end, opts.descending)
+    -- in C when it can (fluence.order: values and backends sorted together),
+    -- else the host's sort_by: the same order either way
+    if not by_keys(have, values, #have, opts.descending, true) then
+      local value = {}
+      for i, b in ipairs(have) do value[b] = values[i] end
+      host.sort_by(have, function(b) return value[b] end, opts.descending)
+      for i, b in ipairs(have) do values[i] = value[b] end
+    end
     local band = opts.tolerance
     if not band then return have, reasons end
-    local best = value[have[1]]
+    local best = values[1]
     local keep = {}
-    for _, b in ipairs(have) do
-      if within(value[b], best, band) then
+    local width = band.relative and band.value * math.abs(best) or band.value    -- as within() has it
+    local band_reason = function(v) return reason.band(label, v, band, best, opts.format) end
+    if opts.format == nil then band_reason = memo(band_reason) end               -- num is pure
+    local abs = math.abs
+    for i = 1, #have do
+      local b, v = have[i], values[i]
+      if abs(v - best) <= width then
         keep[#keep + 1] = b
       else
-        reasons[b.name] = reason.band(label, value[b], band, best, opts.format)
+        reasons[b.name] = band_reason(v)
       end
     end
     return keep, reasons

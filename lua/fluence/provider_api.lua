@@ -4,6 +4,8 @@
 -- here must be safe to hand to a user's script.
 --
 --   api.yaml.decode(text, name) / api.yaml.decode_all / api.json.decode / api.json.encode
+--   api.catalog.decode(text, name) -> backend records of an attribute file in
+--                        the Go client's format (lua/fluence/catalog.lua)
 --   api.http.request(req) / api.http.request_many(reqs, opts)     (see core/http.c)
 --   api.env(name) -> string | nil
 --   api.locate(name, text, line, col, msg) -> "name:line:col: msg" + source line + caret
@@ -83,6 +85,7 @@ function M.new(opts)
   for k, v in pairs(opts.cluster or {}) do cluster[k] = type(v) == "function" and waiting(v) or v end
   local api = {
     yaml = copy(yaml, { "decode", "decode_all", "marks", "null" }),
+    catalog = { decode = require("fluence.catalog").decode },
     json = copy(json, { "decode", "encode", "null", "array", "object", "is_array" }),
     http = logged_http,
     env = sys.getenv,

@@ -7,9 +7,12 @@ local suffix = {
 }
 
 -- parse("4Gi") -> 4294967296; parse("bad") -> nil, reason
+local known = {}          -- text -> value: a stream repeats a few quantities
 function quantity.parse(s)
   if type(s) == "number" then return s end
   if type(s) ~= "string" then return nil, "not a quantity" end
+  local v = known[s]
+  if v then return v end
   local num, suf = s:match("^%s*([+-]?%d*%.?%d+)([a-zA-Z]*)%s*$")
   if not num then
     num = s:match("^%s*([+-]?%d*%.?%d+[eE][+-]?%d+)%s*$")
@@ -17,7 +20,9 @@ function quantity.parse(s)
   end
   local mult = suf and suffix[suf]
   if not num or not mult then return nil, ("%q is not a Kubernetes quantity"):format(s) end
-  return tonumber(num) * mult
+  v = tonumber(num) * mult
+  known[s] = v
+  return v
 end
 
 return quantity

@@ -11,11 +11,15 @@ request.PREFIX = P
 
 local GROUP_LABELS = { P .. "group", P .. "pod-group", "scheduling.x-k8s.io/pod-group", "fluxnetes.group-name" }
 local SIZE_KEYS = { P .. "group-size", "fluxnetes.group-size" }
+-- the annotation names, made once (build runs for every Fluence object)
+local POLICY, BACKEND, SHOTS = P .. "select-policy", P .. "select-backend", P .. "select-shots"
+local CANDIDATES, CONSTRAINTS, PIN = P .. "select-candidates", P .. "select-constraints", P .. "require-backend"
 
-local function first(tables, keys)
-  for _, t in ipairs(tables) do
+-- The first of keys set in the first of t1..t4 that has one.
+local function first(keys, t1, t2, t3, t4)
+  for _, t in ipairs{ t1, t2, t3, t4 } do
     for _, k in ipairs(keys) do
-      if t and t[k] ~= nil then return t[k], k end
+      if t[k] ~= nil then return t[k], k end
     end
   end
 end
@@ -75,9 +79,9 @@ end
 -- put scheduler annotations on the pod template), else the main template.
 -- The object's annotations win over the template's, key by key.
 local function annotated_template(obj, ann, t)
-  if ann[P .. "select-policy"] then return t end
+  if ann[POLICY] then return t end
   for _, tt in ipairs(obj.templates or {}) do
-    if tt.targets_fluence and (tt.annotations or {})[P .. "select-policy"] then return tt end
+    if tt.targets_fluence and (tt.annotations or {})[POLICY] then return tt end
   end
   return t
 end
@@ -85,10 +89,10 @@ end
 -- The require-backend pin already on the object or on one of its Fluence
 -- pod templates (where a user pinning by hand may well have written it).
 function request.pin(obj)
-  local pin = (obj.annotations or {})[P .. "require-backend"]
+  local pin = (obj.annotations or {})[PIN]
   if pin then return pin end
   for _, t in ipairs(obj.templates or {}) do
-    pin = t.targets_fluence and (t.annotations or {})[P .. "require-backend"]
+    pin = t.targets_fluence and (t.annotations or {})[PIN]
     if pin then return pin end
   end
 end
@@ -103,14 +107,14 @@ function request.build(obj, where)
     object = { kind = obj.kind, apiVersion = obj.apiVersion, name = obj.name or obj.generateName,
                namespace = obj.namespace },
     annotations = ann, labels = labels,
-    policy = ann[P .. "select-policy"] or tann[P .. "select-policy"],
-    backend_family = ann[P .. "select-backend"] or tann[P .. "select-backend"],
+    policy = ann[POLICY] or tann[POLICY],
+    backend_family = ann[BACKEND] or tann[BACKEND],
     where = where,
   }
   -- shots: annotation, else N_SHOTS in a container's env, else 1000
-  local shots = ann[P .. "select-shots"] or tann[P .. "select-shots"]
+  local shots = ann[SHOTS] or tann[SHOTS]
   if shots then
-    r.shots = positive_int(shots, P .. "select-shots", where)
+    r.shots = positive_int(shots, SHOTS, where)
   else
     for _, tt in ipairs(obj.templates or {}) do
       for _, c in ipairs(tt.containers or {}) do
@@ -121,13 +125,13 @@ function request.build(obj, where)
     end
     r.shots = r.shots or 1000
   end
-  local cands = ann[P .. "select-candidates"] or tann[P .. "select-candidates"]
+  local cands = ann[CANDIDATES] or tann[CANDIDATES]
   if cands then r.candidates = request.split_list(cands) end
-  local cons = ann[P .. "select-constraints"] or tann[P .. "select-constraints"]
+  local cons = ann[CONSTRAINTS] or tann[CONSTRAINTS]
   if cons then r.constraints = request.split_list(cons) end
 
-  local gname = first({ labels, tlabels }, GROUP_LABELS)
-  local gsize = first({ ann, tann, labels, tlabels }, SIZE_KEYS)
+  local gname = first(GROUP_LABELS, labels, tlabels)
+  local gsize = first(SIZE_KEYS, ann, tann, labels, tlabels)
   local size
   if gsize then size = positive_int(gsize, "group size", where)
   else size = tonumber(obj.parallelism) or tonumber(obj.replicas) or 1 end

@@ -75,6 +75,8 @@ local readonly = ro.view
 sandbox.readonly = readonly
 sandbox.unwrap = ro.unwrap
 sandbox.is_readonly = ro.is_view
+-- the pipeline's per-stage lists of views, made and read back in C
+sandbox.stage_inputs, sandbox.stage_collect = ro.inputs, ro.collect
 
 -- Metatables of error objects the host makes (errors.lua, the pipeline's
 -- markers): call() passes those through; any other non-string error a plugin

@@ -25,7 +25,6 @@ local json = require "fluence.json"
 local request_mod = require "fluence.request"
 local audit = require "fluence.audit"
 local provider_api = require "fluence.provider_api"
-local policy_source = require "fluence.policy_source"
 
 local selection = {}
 
@@ -95,7 +94,7 @@ local function find_provider(reg, name)
   local p = reg.providers.get(name)
   if p then return p end
   for _, e in ipairs(reg.providers.list) do
-    if e.plugin.family == name then return e end
+    if e.decl.family == name then return e end
   end
 end
 
@@ -122,13 +121,27 @@ local function static_providers(reg, args, req, notes)
   return list, seen
 end
 
-local function live_providers(reg, needs, seen)
+-- present: the attribute names the backends gathered so far carry; a live
+-- provider that enriches only backends with some attribute (braket-live:
+-- device_arn) would return nothing without one, so it is not run.
+local function live_providers(reg, needs, seen, present)
   local list = {}
+  local function wanted(e)
+    local enriches = e.decl.enriches
+    if not enriches then return true end
+    for _, a in ipairs(enriches) do
+      if present[a] then return true end
+    end
+    return false
+  end
   for _, e in ipairs(reg.providers.list) do
-    local provides = e.plugin.live and e.plugin.provides
+    local provides = e.decl.live and e.decl.provides
     if provides and not seen[e.name] then
       for _, attr in ipairs(provides) do
-        if needs[attr] then list[#list + 1] = e break end
+        if needs[attr] then
+          if wanted(e) then list[#list + 1] = e end
+          break
+        end
       end
     end
   end
@@ -190,25 +203,27 @@ local function gather(reg, args, req, providers, state)
     local t0 = sys.monotonic()
     local ctx = sandbox.readonly{ request = req, options = args.opts, api = reg.api, backends = state.merged }
     local backends, pnotes, prun = call_provider(e, ctx)
-    state.results[#state.results + 1] = { provider = e.name, backends = backends or {} }
+    state.results[#state.results + 1] = { provider = e.name, backends = backends or {}, trusted = e.source == "built-in" }
     for _, n in ipairs(pnotes) do state.notes[#state.notes + 1] = n end
     for n in pairs(prun) do state.run_notes[n] = true end
-    local m, err = merge.merge(state.results)
-    if not m then errors.raise("INPUT", "%s", err) end
-    state.merged = m
+    -- a provider that returned no backends leaves the merge as it was
+    local none = backends == nil or (type(backends) == "table" and next(backends) == nil)
+    if not none or #state.results == 1 then
+      local m, err = merge.merge(state.results)
+      if not m then errors.raise("INPUT", "%s", err) end
+      state.merged = m
+    end
     logger.v(1, "provider %s: %d backends in %.0f ms", e.name, #(backends or {}), (sys.monotonic() - t0) * 1000)
   end
 end
 
 -- Attribute names a policy may mention without being taken for a typo: what
 -- the providers returned, and what the live ones would.
-local function known_attributes(reg, merged)
+local function known_attributes(reg, present)
   local set = {}
-  for _, b in ipairs(merged) do
-    for k in pairs(b.attrs) do set[k] = true end
-  end
+  for k in pairs(present) do set[k] = true end
   for _, e in ipairs(reg.providers.list) do
-    for _, a in ipairs(e.plugin.provides or {}) do set[a] = true end
+    for _, a in ipairs(e.decl.provides or {}) do set[a] = true end
   end
   local list = {}
   for k in pairs(set) do list[#list + 1] = k end
@@ -270,7 +285,7 @@ end
 -- error paths.
 local function manifest_source(stream, obj, req)
   if not (stream and req.policy) then return nil end
-  return policy_source.manifest(stream, obj.index, POLICY, req.policy)
+  return require("fluence.policy_source").manifest(stream, obj.index, POLICY, req.policy)
 end
 
 -- A located, one-stage-pointing failure message.
@@ -408,16 +423,17 @@ local function decide(ctx, req, how)
   local state = { results = {}, merged = {}, notes = d.notes, run_notes = d.run_notes }
   local providers, seen = static_providers(reg, args, req, d.notes)
   gather(reg, args, req, providers, state)
+  local present = merge.attribute_names(state.merged)
   local pl = how.policy
   if not pl then
     local ok, e = errors.try(compile, ctx.cache, reg, args, req.policy, "select-policy",
-                             known_attributes(reg, state.merged))
+                             known_attributes(reg, present))
     if not ok then d.compile_error = e return d end
     pl = e
   end
   d.pipeline = pl
   local needs = pl.attributes and pl:attributes() or {}
-  gather(reg, args, req, live_providers(reg, needs, seen), state)
+  gather(reg, args, req, live_providers(reg, needs, seen, present), state)
   local backends = state.merged
   d.all = backends
   local offered, why = reg.offerings()
@@ -491,7 +507,8 @@ local function decide_many(ctx, req, how)
     local union = {}
     for _, p in ipairs(per) do for _, b in ipairs(p.state.merged) do union[#union + 1] = b end end
     union[#union + 1] = { name = "", attrs = { backend = "", context = "" } }
-    local ok, e = errors.try(compile, ctx.cache, reg, args, req.policy, "select-policy", known_attributes(reg, union))
+    local ok, e = errors.try(compile, ctx.cache, reg, args, req.policy, "select-policy",
+                             known_attributes(reg, merge.attribute_names(union)))
     if not ok then src.current = nil; d.compile_error = e return d end
     pl = e
   end
@@ -502,7 +519,7 @@ local function decide_many(ctx, req, how)
     src.current = p.c
     local notes = {}
     p.state.notes = notes
-    gather(reg, args, req, live_providers(reg, needs, p.seen), p.state)
+    gather(reg, args, req, live_providers(reg, needs, p.seen, merge.attribute_names(p.state.merged)), p.state)
     local offered, why = reg.offerings()
     for _, n in ipairs(notes) do note(n) end
     if why and not args.opts.offline then note(why, true) end
@@ -605,9 +622,10 @@ end
 -- changed template restarts a Deployment's pods and is refused for a Job, so
 -- re-applying an unchanged manifest must not change one.  The time-stamped
 -- audit therefore lives on the object only (docs/kubernetes.md).
+local OURS = { [PIN] = true, [RESULT] = true }
 local function stamp(stream, obj, rec)
   local d = rec.decision
-  local used = audit.used(obj.annotations, { [PIN] = true, [RESULT] = true })
+  local used = audit.used(obj.annotations, OURS)
   local budget = audit.LIMIT - used - #PIN - #rec.chosen - #RESULT - 64
   -- the audit of a shared decision is encoded once, and again only for an
   -- object whose other annotations leave it less room
@@ -623,11 +641,34 @@ local function stamp(stream, obj, rec)
   if not ok then errors.raise("INPUT", "%s", err) end
 end
 
+-- The names of rec.dropped, sorted.  Every one is a backend of rec.all,
+-- which is sorted by name already when one cluster's providers made it:
+-- then they are picked out in its order, instead of sorted again (10,000
+-- dropped backends are common).
+local function dropped_names(rec)
+  local names, n = {}, 0
+  for _ in pairs(rec.dropped) do n = n + 1 end
+  local all = rec.all
+  if all and require("fluence.order").names_sorted(all) then
+    local dropped = rec.dropped
+    for i = 1, #all do
+      local name = all[i].name
+      if dropped[name] ~= nil then names[#names + 1] = name end
+    end
+    if #names == n then return names end
+    names = {}
+  end
+  for k in pairs(rec.dropped) do names[#names + 1] = k end
+  table.sort(names)
+  return names
+end
+
 -- The stderr lines of one selection.  A note about the whole run comes
 -- first, unindented, the first time it is met for this cluster (said[key]);
 -- the object's own notes follow its "selected backend" line.
 local function report(rec, said, cluster)
-  local lines, run = {}, rec.decision.run_notes
+  local d = rec.decision
+  local lines, run = {}, d.run_notes
   for _, n in ipairs(rec.notes) do
     local key = cluster .. "\0" .. n
     if run[n] and not said[key] then
@@ -638,13 +679,19 @@ local function report(rec, said, cluster)
   local on = rec.context and (' on context "%s"'):format(rec.context) or ""
   lines[#lines + 1] = ('selected backend "%s"%s for %s (policy "%s")\n'):format(rec.chosen, on, describe(rec.object),
                                                                               rec.pipeline.text)
-  local names = {}
-  for n in pairs(rec.dropped) do names[#names + 1] = n end
-  table.sort(names)
-  for _, n in ipairs(names) do lines[#lines + 1] = ("  dropped %s: %s\n"):format(n, rec.dropped[n]) end
-  for _, n in ipairs(rec.notes) do
-    if not run[n] then lines[#lines + 1] = ("  note: %s\n"):format(n) end
+  -- what follows depends on the decision alone: made once for all the
+  -- objects that share it
+  local tail = d.report_tail
+  if not tail then
+    local t = {}
+    for _, n in ipairs(dropped_names(rec)) do t[#t + 1] = "  dropped " .. n .. ": " .. rec.dropped[n] .. "\n" end
+    for _, n in ipairs(rec.notes) do
+      if not run[n] then t[#t + 1] = ("  note: %s\n"):format(n) end
+    end
+    tail = table.concat(t)
+    d.report_tail = tail
   end
+  lines[#lines + 1] = tail
   return table.concat(lines)
 end
 
@@ -656,10 +703,13 @@ function selection.run(args, how)
   end
   local files = how.inputs or inputs.read(opts.filename, opts.recursive)
   local streams = {}
+  -- descriptions of the objects a selection can concern, unless every
+  -- object's is wanted at once (res.objects makes them when asked)
+  local every = how.objects_json or args.opts.output == "json"
   for i, f in ipairs(files) do
-    local s, err = manifest.parse(f.text, f.name)
+    local s, err = manifest.parse(f.text, f.name, { active_only = not every })
     if not s then errors.raise("INPUT", "%s", err) end
-    streams[i] = { stream = s, name = f.name, objects = s:objects() }
+    streams[i] = { stream = s, name = f.name, objects = every and s:objects() or s:active(), every = every }
   end
 
   -- said: run-wide notes already on stderr, per cluster (kubeconfig and
@@ -681,10 +731,9 @@ function selection.run(args, how)
     end
   end
   local selected = 0
-  local records, stderr, objects = {}, {}, {}
+  local records, stderr, chosen_of = {}, {}, {}
   for _, st in ipairs(streams) do
     for _, obj in ipairs(st.objects) do
-      local where = ("%s:%d:%d"):format(st.name, obj.line or 1, obj.col or 1)
       local wanted = obj.wants_selection or (how.policy_file and obj.targets_fluence)
       local chosen, context
       local pin = wanted and request_mod.pin(obj)
@@ -694,12 +743,15 @@ function selection.run(args, how)
         wanted = false
       end
       if wanted then
+        local where = ("%s:%d:%d"):format(st.name, obj.line or 1, obj.col or 1)
         selected = selected + 1
-        logger.progress(("selecting: %d objects so far (%s)"):format(selected, describe(obj)))
+        if logger.progress_due() then
+          logger.progress(("selecting: %d objects so far (%s)"):format(selected, describe(obj)))
+        end
         ctx.reg = ctx.reg or registries(args, ctx.clusters, how)
         if how.policy_file and not how.policy then how.policy = how.load_policy(ctx.reg) end
         local rec = select_one(ctx, obj, where, how, st.stream)
-        records[#records + 1] = rec
+        if how.explain then records[#records + 1] = rec end   -- explain's; a select lets them go
         if rec.error and not how.explain then errors.raise(rec.error_kind or "SELECT", "%s", rec.error) end
         if rec.chosen then
           stamp(st.stream, obj, rec)
@@ -707,10 +759,10 @@ function selection.run(args, how)
           chosen, context = rec.chosen, rec.context
         end
       end
-      objects[#objects + 1] = { stream = st.stream, index = obj.index, kind = obj.kind,
-                                apiVersion = obj.apiVersion, name = obj.name,
-                                generateName = obj.generateName, namespace = obj.namespace,
-                                chosen = chosen, context = context }
+      if chosen then
+        chosen_of[st.stream] = chosen_of[st.stream] or {}
+        chosen_of[st.stream][obj.index] = { chosen, context }
+      end
     end
   end
 
@@ -719,13 +771,33 @@ function selection.run(args, how)
   -- asked for as one string (res.output): never a second copy needlessly
   local rendered = {}
   for i, st in ipairs(streams) do rendered[i] = st.stream end
+  -- res.objects, one entry per object of every stream, made when first
+  -- asked for (apply, -o json): a select of a 20,000-object stream never does
+  local function all_objects()
+    local objects = {}
+    for _, st in ipairs(streams) do
+      for _, obj in ipairs(st.every and st.objects or st.stream:objects()) do
+        local c = (chosen_of[st.stream] or {})[obj.index] or {}
+        objects[#objects + 1] = { stream = st.stream, index = obj.index, kind = obj.kind,
+                                  apiVersion = obj.apiVersion, name = obj.name,
+                                  generateName = obj.generateName, namespace = obj.namespace,
+                                  chosen = c[1], context = c[2] }
+      end
+    end
+    return objects
+  end
+  local res = { streams = streams, records = records, stderr = table.concat(stderr),
+                write_output = function(_, fd) return inputs.write(fd, rendered) end }
   -- each object as JSON only for those who need it (apply, -o json)
   if how.objects_json or args.opts.output == "json" then
-    for _, o in ipairs(objects) do o.json = o.stream:object_json(o.index) end
+    res.objects = all_objects()
+    for _, o in ipairs(res.objects) do o.json = o.stream:object_json(o.index) end
   end
-  local res = { streams = streams, objects = objects, records = records, stderr = table.concat(stderr),
-                write_output = function(_, fd) return inputs.write(fd, rendered) end }
   return setmetatable(res, { __index = function(t, k)
+    if k == "objects" then
+      t.objects = all_objects()
+      return t.objects
+    end
     if k ~= "output" then return nil end
     t.output = inputs.join(rendered)
     return t.output

@@ -4,7 +4,6 @@
 local sys = require "fluence.sys"
 local errors = require "fluence.errors"
 local selection = require "fluence.selection"
-local runpolicy = require "fluence.runpolicy"
 
 local cmd = {}
 
@@ -21,7 +20,7 @@ function cmd.run(args)
     local path = args.positional[1]
     if not path then errors.raise("USAGE", "run: which policy file? (fluence run POLICY.lua -f FILE)") end
     if #args.positional > 1 then errors.raise("USAGE", "run: one policy file only") end
-    how = runpolicy.how(path, args)
+    how = require("fluence.runpolicy").how(path, args)
   elseif #args.positional > 0 then
     errors.raise("USAGE", "%s: unexpected argument %q", args.verb, args.positional[1])
   end

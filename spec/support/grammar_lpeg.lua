@@ -1,0 +1,219 @@
+-- The select-policy grammar as it was written in LPeg until issue 18, kept
+-- as the reference lua/fluence/grammar.lua (a hand-written parser, cheaper to
+-- start) must agree with: spec/grammar_spec.lua parses many generated texts
+-- with both and compares trees and errors.  Test-only; fluence does not load it.
+--
+--   grammar_lpeg.parse(text) -> tree | nil, { pos = N, msg = "..." }   (as grammar.parse)
+local lpeg = require "lpeg"
+
+local P, S, R, C, Cp, Ct, Cc, Cmt =
+  lpeg.P, lpeg.S, lpeg.R, lpeg.C, lpeg.Cp, lpeg.Ct, lpeg.Cc, lpeg.Cmt
+
+local grammar = {}
+
+-- Parse errors are thrown out of lpeg.match as this table and caught in parse().
+local PErr = {}
+local function throw(pos, msg) error(setmetatable({ pos = pos, msg = msg }, PErr), 0) end
+
+-- A pattern that fails the whole parse; msg(subject, pos) builds the message.
+local function fail(msg)
+  return Cmt(Cp(), function(s, i)
+    throw(i, type(msg) == "function" and msg(s, i) or msg)
+  end)
+end
+
+local function show(s, i)
+  local c = s:sub(i, i)
+  if c == "" then return "end of text" end
+  local word = s:match("^[%w_.%-]+", i)
+  return ("%q"):format(word or c)
+end
+
+local ws = S(" \t\r\n") ^ 0
+local alpha = R("az", "AZ") + P "_"
+local ident = alpha * (alpha + R "09" + S ".-") ^ 0
+local digits = R "09" ^ 1
+local number = S "+-" ^ -1 * (digits * (P "." * digits ^ -1) ^ -1 + P "." * digits)
+               * (S "eE" * S "+-" ^ -1 * digits) ^ -1
+local opchar = S "=<>!"
+local OPS = { ["="] = "=", ["=="] = "=", ["!="] = "!=", ["<"] = "<", ["<="] = "<=",
+              [">"] = ">", [">="] = ">=" }
+
+-- operator: any run of = < > ! ; a run that is not an operator is an error
+local op = Cmt(Cp() * C(opchar ^ 1), function(_, _, pos, o)
+  if not OPS[o] then
+    throw(pos, ("bad operator %q (expected one of = != < <= > >=)"):format(o))
+  end
+  return true, pos, OPS[o]
+end)
+
+-- values -------------------------------------------------------------------
+local function unquote(q)
+  local body = q:sub(2, -2)
+  return (body:gsub("\\(.)", "%1"))
+end
+
+local function quoted_with(qc)
+  local q = P(qc)
+  return q * (P "\\" * 1 + (1 - q - P "\\")) ^ 0 * (q + Cmt(Cp(), function(s, i)
+    -- point at the opening quote
+    local open = i - 1
+    while open > 1 and s:sub(open, open) ~= qc do open = open - 1 end
+    throw(open, "unterminated string")
+  end))
+end
+local quoted = quoted_with('"') + quoted_with("'")
+local barechar = 1 - S(",|\"'=<>!~ \t\r\n")
+local bare = barechar ^ 1
+
+local function mkvalue(pos, text, isq)
+  local v = { text = text, pos = pos, quoted = isq }
+  if isq then
+    v.value = unquote(text)
+  else
+    v.value = text
+    -- a number must be finite: 1e999999 is a bad number, not infinity
+    local n = lpeg.match(number * -1, text) and tonumber(text)
+    if n and n == n and math.abs(n) ~= math.huge then v.number = n end
+  end
+  return v
+end
+
+-- The patterns below that contain other rules are the rules of one LPeg
+-- grammar (V"name"): inlined, each use copied its whole subpattern, and the
+-- stage pattern grew to thousands of instructions compiled at every start.
+local V = lpeg.V
+
+local value = Cp() * C(quoted) * Cc(true) / mkvalue
+            + Cp() * C(bare) * Cc(false) / mkvalue
+
+local function missing_value(after)
+  return fail(function(s, i)
+    if s:sub(i, i) == "" or s:sub(i, i) == "," then
+      return ("missing value after %q"):format(after)
+    end
+    return ("expected a value after %q, found %s"):format(after, show(s, i))
+  end)
+end
+
+-- "| ident op" starts an alternative item, not another value
+local alt_next = ws * P "|" * ws * #(ident * ws * opchar)
+local values = Ct(V "value" * (-alt_next * ws * P "|" * ws * (V "value" + missing_value("|"))) ^ 0)
+
+-- items --------------------------------------------------------------------
+local function mkitem(pos, key, oppos, o, vals, endpos)
+  return { pos = pos, key = key, keypos = key and pos, op = o, oppos = oppos,
+           values = vals, endpos = endpos }
+end
+
+local function missing_after_op(s, i)
+  local o = s:sub(1, i - 1):match("([=<>!]+)%s*$") or "="
+  local c = s:sub(i, i)
+  if c == "" or c == "," then return ("missing value after %q"):format(o) end
+  return ("expected a value after %q, found %s"):format(o, show(s, i))
+end
+
+local item = (Cp() * C(ident) * ws * op * ws * (V "values" + fail(missing_after_op)) * Cp())
+               / function(pos, key, oppos, o, vals, endpos)
+                   return mkitem(pos, key, oppos, o, vals, endpos)
+                 end
+           + (Cp() * V "values" * Cp())
+               / function(pos, vals, endpos) return mkitem(pos, nil, nil, nil, vals, endpos) end
+
+-- a comma continues the argument list only when `ident op` follows; so
+-- does "|", making the next item an alternative
+local sep = ws * Cp() * (P "," * Cc(",") + P "|" * Cc("|")) * ws * #(ident * ws * opchar)
+local args = Ct(V "item" * ((sep * V "item") / function(pos, s, it)
+  it.sep, it.seppos = s, pos
+  return it
+end) ^ 0)
+
+local function missing_args(s, i)
+  if s:sub(i, i) == "" or s:sub(i, i) == "," then return 'missing argument after ":"' end
+  return ('expected an argument after ":", found %s'):format(show(s, i))
+end
+
+-- tolerance ----------------------------------------------------------------
+local tolerance = Cp() * P "~" * ws * (Cp() * C(number) * C(P "%" ^ -1) + fail(function(s, i)
+  return ("bad tolerance %s (expected a number like 0.05 or 5%%)"):format(show(s, i))
+end)) / function(_, pos, num, pct)
+  local v = tonumber(num)
+  if v ~= v or math.abs(v) == math.huge then throw(pos, ("tolerance %s is out of range"):format(num)) end
+  if pct == "%" then v = v / 100 end
+  return { value = v, relative = pct == "%", text = num .. pct, pos = pos }
+end
+
+-- stages -------------------------------------------------------------------
+local function stage_start_error(s, i)
+  local c = s:sub(i, i)
+  if c == "" or c == "," then return "empty stage" end
+  return ("expected a policy name, found %s"):format(show(s, i))
+end
+
+local stage = Cp() * C(ident) * ws * (tolerance + Cc(nil)) * ws
+            * ((P ":" * ws * Cp() * (V "args" + fail(missing_args)) * Cp()) + Cc(nil) * Cc(nil) * Cc(nil))
+            * Cp()
+            / function(pos, word, tol, argpos, items, argend, endpos)
+                return { pos = pos, word = word, tolerance = tol,
+                         argpos = argpos, items = items, argend = argend, endpos = endpos }
+              end
+
+local function after_stage_error(s, i)
+  return ("unexpected %s (expected \",\" between stages)"):format(show(s, i))
+end
+
+local pipeline = P {
+  "pipeline",
+  pipeline = ws * (#P(-1) * fail("empty policy") + P(true))
+             * Ct((V "stage" + fail(stage_start_error))
+                  * (ws * P "," * ws * (V "stage" + fail(stage_start_error))) ^ 0)
+             * ws * (P(-1) + fail(after_stage_error)),
+  stage = stage, args = args, item = item, values = values, value = value,
+}
+
+local function trim_end(s, i, j)
+  while j >= i and s:sub(j, j):match("%s") do j = j - 1 end
+  return j
+end
+
+function grammar.parse(text)
+  if type(text) ~= "string" then return nil, { pos = 1, msg = "policy text must be a string" } end
+  local ok, raw = pcall(lpeg.match, pipeline, text)
+  if not ok then
+    if getmetatable(raw) == PErr then return nil, { pos = raw.pos, msg = raw.msg } end
+    error(raw, 0)
+  end
+  local stages = {}
+  for i, st in ipairs(raw) do
+    local last = trim_end(text, st.pos, st.endpos - 1)
+    local s = { word = st.word, pos = st.pos, endpos = last + 1,
+                text = text:sub(st.pos, last), tolerance = st.tolerance }
+    if st.items then
+      local alast = trim_end(text, st.argpos, st.argend - 1)
+      s.args = { raw = text:sub(st.argpos, alast), pos = st.argpos, items = st.items }
+      for _, it in ipairs(st.items) do
+        local e = trim_end(text, it.pos, it.endpos - 1)
+        it.text = text:sub(it.pos, e)
+        it.endpos = nil
+      end
+    end
+    stages[i] = s
+  end
+  return { text = text, stages = stages }
+end
+
+-- line and column of byte offset pos in text
+function grammar.linecol(text, pos)
+  local line, col = 1, pos
+  local start = 1
+  while true do
+    local nl = text:find("\n", start, true)
+    if not nl or nl >= pos then break end
+    line = line + 1
+    start = nl + 1
+  end
+  col = pos - start + 1
+  return line, col
+end
+
+return grammar
