@@ -16,12 +16,12 @@ LUADIR   ?= $(PREFIX)/share/lua/5.4
 LUACDIR  ?= $(PREFIX)/lib/lua/5.4
 CC       ?= cc
 LUA      ?= lua5.4
-PKGS     := lua5.4 yaml-0.1 libcurl jansson libcrypto
+PKGS     := lua5.4 lua5.4-lpeg yaml-0.1 libcurl jansson libcrypto
 
 # Debian packages: build, then test (servers, certificates, memory checkers).
-DEPS      := pkg-config liblua5.4-dev lua5.4 libyaml-dev \
+DEPS      := pkg-config liblua5.4-dev lua5.4 lua-lpeg lua-lpeg-dev libyaml-dev \
              libcurl4-openssl-dev libjansson-dev libssl-dev
-TEST_DEPS := lua-busted lua-lpeg python3 openssl valgrind zsh man-db groff-base
+TEST_DEPS := lua-busted python3 openssl valgrind zsh man-db groff-base
 
 OPT      ?= -O2
 WARN     := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
@@ -32,16 +32,16 @@ endif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libcurl and libcrypto are not linked: core/lazylib.c loads them on first
 # use (linking libcurl cost ~15 ms at every start); their headers are used.
-PKG_LIBS   := $(shell pkg-config --libs lua5.4 yaml-0.1 jansson 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs lua5.4 lua5.4-lpeg yaml-0.1 jansson 2>/dev/null)
 CFLAGS   ?= $(OPT) -g
 ALL_CFLAGS = $(WARN) $(CFLAGS) $(SAN) -fPIC -D_GNU_SOURCE -DFLUENCE_VERSION='"$(VERSION)"' \
              -Icore -Ibuild/gen $(PKG_CFLAGS)
 LDLIBS   += $(PKG_LIBS) -lm -ldl -lpthread
-# bin/fluence links Lua, libyaml and jansson statically (the archives of
-# their -dev packages) when they are there: the dynamic loader finding and
+# bin/fluence links Lua, LPeg, libyaml and jansson statically (the archives
+# of their -dev packages) when they are there: the dynamic loader finding and
 # relocating four more libraries was a third of every start.  The specs'
 # build/lib/fluence.so stays dynamic: busted's lua5.4 brings its own Lua.
-STATIC_LIBS := lua5.4 yaml jansson
+STATIC_LIBS := lua5.4-lpeg lua5.4 yaml jansson
 STATIC_OK   := $(shell for l in $(STATIC_LIBS); do [ -f "$$($(CC) -print-file-name=lib$$l.a)" ] || exit 0; done; echo yes)
 ifeq ($(STATIC_OK),yes)
 BIN_LIBS := -Wl,-Bstatic $(addprefix -l,$(STATIC_LIBS)) -Wl,-Bdynamic -lm -ldl -lpthread

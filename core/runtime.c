@@ -15,6 +15,8 @@
 #endif
 #endif
 
+int luaopen_lpeg(lua_State *L);
+
 static int at_panic(lua_State *L)
 {
     const char *msg = lua_tostring(L, -1);
@@ -103,6 +105,8 @@ static int init(lua_State *L)
 {
     luaL_openlibs(L);
     luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+    lua_pushcfunction(L, luaopen_lpeg);             /* the policy grammar's */
+    lua_setfield(L, -2, "lpeg");
     for (const struct fluence_module *m = fluence_modules; m->name; m++) {
         lua_pushcfunction(L, m->open);
         lua_setfield(L, -2, m->name);

@@ -1,6 +1,6 @@
 /* libFuzzer entry point for every fuzz target: require("fluence.fuzz")[TARGET]
- * runs on each input inside one fluence runtime per process (plugins load
- * once), with a full garbage collection after every input
+ * runs on each input inside one fluence runtime per process (plugins and the
+ * LPeg grammar load once), with a full garbage collection after every input
  * so whatever an input allocated is freed before the next one — libFuzzer's
  * leak check then sees only real leaks.
  *
