@@ -739,26 +739,12 @@ static const luaL_Reg guarded[] = {
     {NULL, NULL},
 };
 
-/* install(string) -> the standard functions it replaced.  The guarded ones
- * live only in that table (never in this module's), so error messages name
- * them as the standard library's: "bad argument #1 to 'string.find'".
- * Installing twice changes nothing and returns the same originals. */
+/* install(string) -> the standard functions it replaced (see
+ * fluence_guard_install in timelimit.h) */
 static int install(lua_State *L)
 {
     static const char key = 0;
-    luaL_checktype(L, 1, LUA_TTABLE);
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &key) == LUA_TTABLE) return 1;
-    lua_pop(L, 1);
-    lua_newtable(L);
-    for (const luaL_Reg *r = guarded; r->name; r++) {
-        lua_getfield(L, 1, r->name);
-        lua_setfield(L, -2, r->name);
-        lua_pushcfunction(L, r->func);
-        lua_setfield(L, 1, r->name);
-    }
-    lua_pushvalue(L, -1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &key);
-    return 1;
+    return fluence_guard_install(L, guarded, &key);
 }
 
 int luaopen_fluence_guard_string(lua_State *L)

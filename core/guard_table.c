@@ -178,25 +178,12 @@ static const luaL_Reg guarded[] = {
     {"insert", tinsert}, {"remove", tremove}, {"move", tmove}, {NULL, NULL},
 };
 
-/* install(table) -> the standard functions it replaced (as guard_string's:
- * the guarded ones live only in the table given, so error messages say
- * 'table.insert'; installing twice changes nothing). */
+/* install(table) -> the standard functions it replaced (see
+ * fluence_guard_install in timelimit.h) */
 static int install(lua_State *L)
 {
     static const char key = 0;
-    luaL_checktype(L, 1, LUA_TTABLE);
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &key) == LUA_TTABLE) return 1;
-    lua_pop(L, 1);
-    lua_newtable(L);
-    for (const luaL_Reg *r = guarded; r->name; r++) {
-        lua_getfield(L, 1, r->name);
-        lua_setfield(L, -2, r->name);
-        lua_pushcfunction(L, r->func);
-        lua_setfield(L, 1, r->name);
-    }
-    lua_pushvalue(L, -1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &key);
-    return 1;
+    return fluence_guard_install(L, guarded, &key);
 }
 
 int luaopen_fluence_guard_table(lua_State *L)

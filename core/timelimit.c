@@ -230,6 +230,23 @@ static int tl_resume(lua_State *L)
     return 0;
 }
 
+int fluence_guard_install(lua_State *L, const luaL_Reg *guarded, const void *key)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, key) == LUA_TTABLE) return 1;
+    lua_pop(L, 1);
+    lua_newtable(L);
+    for (const luaL_Reg *r = guarded; r->name; r++) {
+        lua_getfield(L, 1, r->name);
+        lua_setfield(L, -2, r->name);
+        lua_pushcfunction(L, r->func);
+        lua_setfield(L, 1, r->name);
+    }
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, key);
+    return 1;
+}
+
 int luaopen_fluence_timelimit(lua_State *L)
 {
     static const luaL_Reg fns[] = {

@@ -8,6 +8,7 @@
 #ifndef FLUENCE_TIMELIMIT_H
 #define FLUENCE_TIMELIMIT_H
 #include <lua.h>
+#include <lauxlib.h>
 
 /* True while a plugin call with a finite limit runs (and is not paused for
  * network I/O).  Read before fluence_timelimit_check() to keep the common
@@ -26,5 +27,14 @@ void fluence_timelimit_check(lua_State *L, const char *what);
  * with exit code 3.  Only for the fluence program (main.c), never for a
  * process that merely loads the modules (busted, fuzzers). */
 void fluence_timelimit_enable_hard_stop(void);
+
+/* [-0, +1, v]  The `install` of core/guard_string.c and core/guard_table.c:
+ * puts the guarded functions into the library table at index 1 and returns
+ * a table of the standard ones they replaced.  The guarded ones live only
+ * in that library table (never in a module of ours), so error messages
+ * name them as the standard library's ("bad argument #1 to 'string.find'").
+ * key: the registry slot remembering the originals, so installing twice
+ * changes nothing and returns the same table. */
+int fluence_guard_install(lua_State *L, const luaL_Reg *guarded, const void *key);
 
 #endif

@@ -38,28 +38,15 @@ local function message(e)
   return tostring(e)
 end
 
-local function walk(path, out, seen, explicit)
-  local kind, id = sys.kind(path)
+local function checkable(name)
+  return name:match("%.lua$") or name:match("%.ya?ml$") or name:match("%.json$")
+end
+
+local function walk(path, out, seen)
+  local kind = sys.kind(path)
   if not kind then errors.raise("INPUT", "%s: no such file or directory", path) end
-  if kind == "file" then
-    out[#out + 1] = { path = path, explicit = explicit }
-    return
-  end
-  if kind ~= "dir" or seen[id] then return end
-  seen[id] = true
-  local names, err = sys.list_dir(path)
-  if not names then errors.raise("INPUT", "%s", err) end
-  table.sort(names)
-  for _, n in ipairs(names) do
-    if n:sub(1, 1) ~= "." then
-      local full = path == "." and n or (path:gsub("/+$", "") .. "/" .. n)
-      local k = sys.kind(full)
-      if k == "dir" then walk(full, out, seen, false)
-      elseif k == "file" and (n:match("%.lua$") or n:match("%.ya?ml$") or n:match("%.json$")) then
-        out[#out + 1] = { path = full }
-      end
-    end
-  end
+  if kind == "file" then out[#out + 1] = { path = path, explicit = true }
+  elseif kind == "dir" then project.files_under(path, checkable, out, seen) end
 end
 
 local function what_file(f)
@@ -80,7 +67,7 @@ function cmd.run(args)
   local opts = args.opts
   local paths = #args.positional > 0 and args.positional or { "." }
   local files, seen = {}, {}
-  for _, p in ipairs(paths) do walk(p, files, seen, true) end
+  for _, p in ipairs(paths) do walk(p, files, seen) end
   project.options = { policy_dirs = opts["policy-dir"] or {}, provider_dirs = opts["provider-dir"] or {} }
 
   -- what was found, in the order met; a message said once (a broken plugin

@@ -23,7 +23,7 @@ end
 -- Test files under path: { {path =, kind =}, ... } in a stable order.
 -- Hidden directories are skipped; a directory reached twice (links) once.
 local function discover(path, out, seen)
-  local kind, id = sys.kind(path)
+  local kind = sys.kind(path)
   if not kind then errors.raise("INPUT", "%s: no such file or directory", path) end
   if kind == "file" then
     local k = kind_of(path) or (path:match("%.lua$") and "spec") or (path:match("%.ya?ml$") and "cases")
@@ -33,19 +33,7 @@ local function discover(path, out, seen)
     out[#out + 1] = { path = path, kind = k }
     return
   end
-  if kind ~= "dir" or seen[id] then return end
-  seen[id] = true
-  local names, err = sys.list_dir(path)
-  if not names then errors.raise("INPUT", "%s", err) end
-  table.sort(names)
-  for _, n in ipairs(names) do
-    if n:sub(1, 1) ~= "." then
-      local full = path == "." and n or (path:gsub("/+$", "") .. "/" .. n)
-      local k = sys.kind(full)
-      if k == "dir" then discover(full, out, seen)
-      elseif k == "file" and kind_of(n) then out[#out + 1] = { path = full, kind = kind_of(n) } end
-    end
-  end
+  if kind == "dir" then project.files_under(path, kind_of, out, seen) end
 end
 
 local FORMATS = { text = true, junit = true, tap = true }

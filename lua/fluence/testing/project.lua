@@ -11,7 +11,9 @@
 --                         policy_dirs = {...}, provider_dirs = {...} }
 --   project.options   { policy_dirs = {...}, provider_dirs = {...} } from the
 --                     command line (set by `fluence test` / `fluence check`)
+--   project.files_under(dir, accept, out, seen)   what both commands search
 local sys = require "fluence.sys"
+local errors = require "fluence.errors"
 
 local project = {}
 
@@ -28,6 +30,30 @@ function project.join(dir, path)
   if path:sub(1, 1) == "/" or dir == "." then return path end
   if dir == "/" then return "/" .. path end
   return dir .. "/" .. path
+end
+
+-- The files under directory dir (recursively) for which accept(name) gives
+-- a value v, appended to out as { path =, kind = v } in a stable (sorted)
+-- order. Hidden entries are skipped; seen holds the identities of the
+-- directories read, so one reached twice (through a link) is read once.
+function project.files_under(dir, accept, out, seen)
+  local _, id = sys.kind(dir)
+  if seen[id] then return end
+  seen[id] = true
+  local names, err = sys.list_dir(dir)
+  if not names then errors.raise("INPUT", "%s", err) end
+  table.sort(names)
+  for _, n in ipairs(names) do
+    if n:sub(1, 1) ~= "." then
+      local full = dir == "." and n or (dir:gsub("/+$", "") .. "/" .. n)
+      local k = sys.kind(full)
+      if k == "dir" then project.files_under(full, accept, out, seen)
+      elseif k == "file" then
+        local v = accept(n)
+        if v then out[#out + 1] = { path = full, kind = v } end
+      end
+    end
+  end
 end
 
 local cache = {}
