@@ -173,6 +173,19 @@ char *mw_graph_jgf(const mgraph *g);
 /* libstdc++'s std::sort of (key, index) pairs compared by key alone, so that
  * equal keys end up in the order Fluxion's C++ gets (idx is permuted). */
 int m_std_sort(int64_t *keys, uint32_t *idx, uint32_t n, bool descending);
+/* A growable NUL-terminated string for the matcher's text output (plain C:
+ * the matcher runs without a Lua state).  An allocation failure sets oom
+ * and turns later appends into no-ops; the caller checks oom once at the
+ * end and frees d. */
+typedef struct mbuf {
+    char *d;
+    size_t n, cap;
+    int oom;
+} mbuf;
+void mbuf_add(mbuf *b, const char *s, size_t n);
+void mbuf_puts(mbuf *b, const char *s);
+void mbuf_printf(mbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* flux-core's hostlist encoding of names in order ("node[0-3,7],login1"). */
 char *mw_hostlist(const char *const *names, size_t n);
 

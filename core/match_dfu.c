@@ -24,7 +24,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,61 +41,6 @@ enum { POL_ID, POL_LOCALITY, POL_VARIATION };
 enum { SP_ALLOC, SP_RESERVE, SP_X };
 
 /* --------------------------------------------------------------- helpers */
-
-typedef struct buf {
-    char *d;
-    size_t n, cap;
-    int oom;
-} buf;
-
-static void bgrow(buf *b, size_t need)
-{
-    if (b->oom) return;
-    if (b->n + need + 1 <= b->cap) return;
-    size_t nc = b->cap ? b->cap : 256;
-    while (b->n + need + 1 > nc) nc *= 2;
-    char *p = realloc(b->d, nc);
-    if (!p) {
-        b->oom = 1;
-        return;
-    }
-    b->d = p;
-    b->cap = nc;
-}
-
-static void badd(buf *b, const char *s, size_t n)
-{
-    bgrow(b, n);
-    if (b->oom) return;
-    memcpy(b->d + b->n, s, n);
-    b->n += n;
-    b->d[b->n] = 0;
-}
-
-static void bputs(buf *b, const char *s)
-{
-    badd(b, s, strlen(s));
-}
-
-static void bprintf(buf *b, const char *fmt, ...)
-{
-    char tmp[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n < 0) return;
-    if ((size_t)n < sizeof tmp) {
-        badd(b, tmp, (size_t)n);
-        return;
-    }
-    bgrow(b, (size_t)n);
-    if (b->oom) return;
-    va_start(ap, fmt);
-    vsnprintf(b->d + b->n, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->n += (size_t)n;
-}
 
 /* A bump arena for edge arrays of one match. */
 typedef struct arena_blk {
@@ -1601,7 +1545,7 @@ out:
 /* ------------------------------------------------------------------ update */
 
 typedef struct emit {
-    buf simple;              /* the simple format, written as we go */
+    mbuf simple;              /* the simple format, written as we go */
     memit e;                 /* what the other formats are written from */
 } emit;
 
@@ -1740,8 +1684,8 @@ static int upd_dfv(matcher *m, job *j, emit *out, uint32_t u, unsigned needs, bo
             if (job_touch(j, u) < 0) out->e.oom = 1;
         }
         if (m->format == MFMT_SIMPLE) {
-            for (int i = 0; i < level; i++) bputs(&out->simple, i ? "---" : "      ---");
-            bprintf(&out->simple, "%s[%u:%s]\n", mg_str(m->g, x->name), needs, excl ? "x" : "s");
+            for (int i = 0; i < level; i++) mbuf_puts(&out->simple, i ? "---" : "      ---");
+            mbuf_printf(&out->simple, "%s[%u:%s]\n", mg_str(m->g, x->name), needs, excl ? "x" : "s");
         }
         emit_vertex(out, u, needs, excl);
     }
@@ -1832,27 +1776,27 @@ static int cmp_times(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void info_block(buf *b, const mresult *r, int op)
+static void info_block(mbuf *b, const mresult *r, int op)
 {
     if (op == MOP_SATISFIABILITY) {
-        bputs(b, "INFO: =============================\n");
-        bprintf(b, "INFO: %s request\n", r->satisfiable ? "Satisfiable" : "Unsatisfiable");
-        bputs(b, "INFO: =============================\n");
+        mbuf_puts(b, "INFO: =============================\n");
+        mbuf_printf(b, "INFO: %s request\n", r->satisfiable ? "Satisfiable" : "Unsatisfiable");
+        mbuf_puts(b, "INFO: =============================\n");
         return;
     }
     if (r->matched) {
-        bputs(b, "INFO: =============================\n");
-        bprintf(b, "INFO: JOBID=%lld\n", (long long)r->jobid);
-        bprintf(b, "INFO: RESOURCES=%s\n", r->at == 0 ? "ALLOCATED" : "RESERVED");
-        if (r->at == 0) bputs(b, "INFO: SCHEDULED AT=Now\n");
-        else bprintf(b, "INFO: SCHEDULED AT=%lld\n", (long long)r->at);
-        bputs(b, "INFO: =============================\n");
+        mbuf_puts(b, "INFO: =============================\n");
+        mbuf_printf(b, "INFO: JOBID=%lld\n", (long long)r->jobid);
+        mbuf_printf(b, "INFO: RESOURCES=%s\n", r->at == 0 ? "ALLOCATED" : "RESERVED");
+        if (r->at == 0) mbuf_puts(b, "INFO: SCHEDULED AT=Now\n");
+        else mbuf_printf(b, "INFO: SCHEDULED AT=%lld\n", (long long)r->at);
+        mbuf_puts(b, "INFO: =============================\n");
     } else {
-        bputs(b, "INFO: =============================\n");
-        bputs(b, "INFO: No matching resources found\n");
-        if (!r->satisfiable) bputs(b, "INFO: Unsatisfiable request\n");
-        bprintf(b, "INFO: JOBID=%lld\n", (long long)r->jobid);
-        bputs(b, "INFO: =============================\n");
+        mbuf_puts(b, "INFO: =============================\n");
+        mbuf_puts(b, "INFO: No matching resources found\n");
+        if (!r->satisfiable) mbuf_puts(b, "INFO: Unsatisfiable request\n");
+        mbuf_printf(b, "INFO: JOBID=%lld\n", (long long)r->jobid);
+        mbuf_puts(b, "INFO: =============================\n");
     }
 }
 
@@ -1867,10 +1811,10 @@ void m_result_free(mresult *r)
 /* R, the INFO block and their concatenation; R may be NULL (nothing) */
 static void set_texts(mresult *r, int op, const char *R, size_t rlen)
 {
-    buf info = {0}, text = {0};
+    mbuf info = {0}, text = {0};
     info_block(&info, r, op);
-    if (R) badd(&text, R, rlen);
-    badd(&text, info.d ? info.d : "", info.n);
+    if (R) mbuf_add(&text, R, rlen);
+    mbuf_add(&text, info.d ? info.d : "", info.n);
     r->R = R ? strndup(R, rlen) : strdup("");
     r->info = info.d;
     r->text = text.d;

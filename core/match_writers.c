@@ -21,6 +21,8 @@
  * node writes no rv1 at all.  The nodelist is flux-core's hostlist of the
  * node names sorted by rank (std::sort, reproduced for equal ranks). */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,36 +31,53 @@
 
 /* ------------------------------------------------------------ small utils */
 
-typedef struct sbuf {
-    char *d;
-    size_t n, cap;
-    int oom;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *s, size_t n)
+/* room for need more bytes and the NUL */
+static void mbuf_grow(mbuf *b, size_t need)
 {
-    if (b->oom) return;
-    if (b->n + n + 1 > b->cap) {
-        size_t nc = b->cap ? b->cap * 2 : 64;
-        while (b->n + n + 1 > nc) nc *= 2;
-        char *p = realloc(b->d, nc);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->d = p;
-        b->cap = nc;
+    if (b->oom || b->n + need + 1 <= b->cap) return;
+    size_t nc = b->cap ? b->cap : 64;
+    while (b->n + need + 1 > nc) nc *= 2;
+    char *p = realloc(b->d, nc);
+    if (!p) {
+        b->oom = 1;
+        return;
     }
+    b->d = p;
+    b->cap = nc;
+}
+
+void mbuf_add(mbuf *b, const char *s, size_t n)
+{
+    mbuf_grow(b, n);
+    if (b->oom) return;
     memcpy(b->d + b->n, s, n);
     b->n += n;
     b->d[b->n] = 0;
 }
 
-static void sb_int(sbuf *b, long long v)
+void mbuf_puts(mbuf *b, const char *s)
 {
-    char t[32];
-    int n = snprintf(t, sizeof t, "%lld", v);
-    sb_add(b, t, (size_t)n);
+    mbuf_add(b, s, strlen(s));
+}
+
+void mbuf_printf(mbuf *b, const char *fmt, ...)
+{
+    char tmp[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n < sizeof tmp) {
+        mbuf_add(b, tmp, (size_t)n);
+        return;
+    }
+    mbuf_grow(b, (size_t)n);
+    if (b->oom) return;
+    va_start(ap, fmt);
+    vsnprintf(b->d + b->n, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->n += (size_t)n;
 }
 
 static int cmp_ll(const void *a, const void *b)
@@ -68,7 +87,7 @@ static int cmp_ll(const void *a, const void *b)
 }
 
 /* Fluxion's compress_ids: "1-3,5" from ascending ids (duplicates kept). */
-static void compress_ids(sbuf *o, const long long *ids, size_t n)
+static void compress_ids(mbuf *o, const long long *ids, size_t n)
 {
     long long base = LLONG_MIN, runlen = 0;
     for (size_t i = 0; i < n; i++) {
@@ -77,27 +96,27 @@ static void compress_ids(sbuf *o, const long long *ids, size_t n)
             runlen++;
         } else {
             if (runlen != 0) {
-                sb_add(o, "-", 1);
-                sb_int(o, base + runlen);
-                sb_add(o, ",", 1);
+                mbuf_add(o, "-", 1);
+                mbuf_printf(o, "%lld", (long long)(base + runlen));
+                mbuf_add(o, ",", 1);
             } else if (base != LLONG_MIN) {
-                sb_add(o, ",", 1);
+                mbuf_add(o, ",", 1);
             }
-            sb_int(o, id);
+            mbuf_printf(o, "%lld", (long long)(id));
             base = id;
             runlen = 0;
         }
     }
     if (runlen) {
-        sb_add(o, "-", 1);
-        sb_int(o, base + runlen);
+        mbuf_add(o, "-", 1);
+        mbuf_printf(o, "%lld", (long long)(base + runlen));
     }
 }
 
 static json_t *ids_string(long long *ids, size_t n)
 {
     qsort(ids, n, sizeof *ids, cmp_ll);
-    sbuf s = {0};
+    mbuf s = {0};
     compress_ids(&s, ids, n);
     json_t *j = s.oom ? NULL : json_string(s.d ? s.d : "");
     free(s.d);
@@ -177,27 +196,27 @@ char *mw_hostlist(const char *const *names, size_t n)
         }
         hr[nr++] = h;
     }
-    sbuf o = {0};
-    sb_add(&o, "", 0);
+    mbuf o = {0};
+    mbuf_add(&o, "", 0);
     for (size_t i = 0; i < nr;) {
         bool bracket = hr[i].hi > hr[i].lo || (i + 1 < nr && within_range(&hr[i], &hr[i + 1]));
-        sb_add(&o, hr[i].prefix, hr[i].plen);
-        if (bracket) sb_add(&o, "[", 1);
+        mbuf_add(&o, hr[i].prefix, hr[i].plen);
+        if (bracket) mbuf_add(&o, "[", 1);
         for (;;) {
             if (!hr[i].single) {
                 char t[64];
                 int m = snprintf(t, sizeof t, "%0*lu", hr[i].width, hr[i].lo);
-                sb_add(&o, t, (size_t)m);
+                mbuf_add(&o, t, (size_t)m);
                 if (hr[i].lo < hr[i].hi) {
                     m = snprintf(t, sizeof t, "-%0*lu", hr[i].width, hr[i].hi);
-                    sb_add(&o, t, (size_t)m);
+                    mbuf_add(&o, t, (size_t)m);
                 }
             }
             if (++i >= nr || !within_range(&hr[i], &hr[i - 1])) break;
-            if (bracket) sb_add(&o, ",", 1);
+            if (bracket) mbuf_add(&o, ",", 1);
         }
-        if (bracket) sb_add(&o, "]", 1);
-        if (i < nr) sb_add(&o, ",", 1);
+        if (bracket) mbuf_add(&o, "]", 1);
+        if (i < nr) mbuf_add(&o, ",", 1);
     }
     free(hr);
     if (o.oom) {
@@ -441,11 +460,11 @@ static int lite_gather(const mgraph *g, const memit *e, lite *l)
         free(key);
         for (uint32_t p = 0; p < x->nprop && !l->oom; p++) {
             const char *k = mg_str(g, g->props[2 * (x->prop0 + p)]), *v = mg_str(g, g->props[2 * (x->prop0 + p) + 1]);
-            sbuf s = {0};
-            sb_add(&s, k, strlen(k));
+            mbuf s = {0};
+            mbuf_add(&s, k, strlen(k));
             if (*v) {
-                sb_add(&s, "=", 1);
-                sb_add(&s, v, strlen(v));
+                mbuf_add(&s, "=", 1);
+                mbuf_add(&s, v, strlen(v));
             }
             if (s.oom) l->oom = 1;
             else group_push(group_get(&l->pr, &l->np, &l->pcap, s.d, &l->oom), x->rank, NULL, &l->oom);
