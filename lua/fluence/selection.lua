@@ -413,6 +413,24 @@ local function graphs_for(ctx, backends, offered, notes, run_notes)
   return graphs, now_graphs
 end
 
+-- No candidate left before the pipeline: a failed result that says why.
+local function no_candidates(d, n_backends, dropped)
+  d.dropped, d.result = dropped, { ok = false, stages = {}, dropped = {} }
+  d.no_candidates = n_backends == 0 and
+    " (no provider returned any: give --attributes FILE or --provider NAME)" or ""
+  return d
+end
+
+-- The pipeline over pool; what it drops joins what narrowing dropped.
+local function run_pipeline(d, pl, pool, req, dropped)
+  local result = pl:run(pool, req)
+  for name, reason in pairs(result.dropped or {}) do
+    if not dropped[name] then dropped[name] = reason end
+  end
+  d.result, d.dropped = result, dropped
+  return result
+end
+
 -- The decision for one request: providers, merge, offerings, pipeline.
 -- Object-independent (messages are located by the caller).
 local function decide(ctx, req, how)
@@ -443,21 +461,12 @@ local function decide(ctx, req, how)
   end
   local dropped = {}
   local pool = narrow(backends, req, offered, dropped)
-  if #pool == 0 then
-    d.dropped, d.result = dropped, { ok = false, stages = {}, dropped = {} }
-    d.no_candidates = #backends == 0 and
-      " (no provider returned any: give --attributes FILE or --provider NAME)" or ""
-    return d
-  end
+  if #pool == 0 then return no_candidates(d, #backends, dropped) end
   if uses_fits(pl) then
     local graphs, now_graphs = graphs_for(ctx, pool, offered, d.notes, d.run_notes)
     req = setmetatable({ graphs = graphs, now_graphs = now_graphs }, { __index = req })
   end
-  local result = pl:run(pool, req)
-  for name, reason in pairs(result.dropped or {}) do
-    if not dropped[name] then dropped[name] = reason end
-  end
-  d.result, d.dropped = result, dropped
+  local result = run_pipeline(d, pl, pool, req, dropped)
   if result.ok then d.chosen = result.chosen end
   return d
 end
@@ -534,12 +543,7 @@ local function decide_many(ctx, req, how)
     end
   end
   src.current = nil
-  if #pool == 0 then
-    d.dropped, d.result = dropped, { ok = false, stages = {}, dropped = {} }
-    d.no_candidates = #d.all == 0 and
-      " (no provider returned any: give --attributes FILE or --provider NAME)" or ""
-    return d
-  end
+  if #pool == 0 then return no_candidates(d, #d.all, dropped) end
   if uses_fits(pl) then
     local graphs, now_graphs = {}, {}
     if args.opts.graph and args.opts.graph[1] or args.opts.offline then
@@ -572,11 +576,7 @@ local function decide_many(ctx, req, how)
     end
     req = setmetatable({ graphs = graphs, now_graphs = now_graphs }, { __index = req })
   end
-  local result = pl:run(pool, req)
-  for name, reason in pairs(result.dropped or {}) do
-    if not dropped[name] then dropped[name] = reason end
-  end
-  d.result, d.dropped = result, dropped
+  local result = run_pipeline(d, pl, pool, req, dropped)
   if result.ok then
     local top = result.survivors[1]
     d.chosen, d.context = top.attrs.backend, top.attrs.context
