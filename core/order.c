@@ -70,22 +70,14 @@ static int order_by_keys(lua_State *L)
     }
     qsort(it, (size_t)n, sizeof *it, descending ? desc : asc);
     lua_createtable(L, (int)n, 0);                 /* 4: the elements in their old order */
-    for (lua_Integer i = 1; i <= n; i++) {
-        lua_rawgeti(L, 1, i);
-        lua_rawseti(L, 4, i);
-    }
-    for (lua_Integer i = 1; i <= n; i++) {
-        lua_rawgeti(L, 4, (lua_Integer)it[i - 1].idx);
-        lua_rawseti(L, 1, i);
-    }
-    if (both) {
+    for (int t = 1; t <= (both ? 2 : 1); t++) {    /* the list, and the keys with it */
         for (lua_Integer i = 1; i <= n; i++) {
-            lua_rawgeti(L, 2, i);
+            lua_rawgeti(L, t, i);
             lua_rawseti(L, 4, i);
         }
         for (lua_Integer i = 1; i <= n; i++) {
             lua_rawgeti(L, 4, (lua_Integer)it[i - 1].idx);
-            lua_rawseti(L, 2, i);
+            lua_rawseti(L, t, i);
         }
     }
     lua_pushboolean(L, 1);
