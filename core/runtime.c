@@ -56,7 +56,9 @@ int fluence_report(lua_State *L)
     int verbose = getenv("FLUENCE_DEBUG") != NULL;
     if (lua_istable(L, -1)) {
         lua_getfield(L, -1, "code");
-        if (lua_isinteger(L, -1)) code = (int)lua_tointeger(L, -1);
+        /* an error never exits 0 (nor with a code the shell would wrap) */
+        if (lua_isinteger(L, -1) && lua_tointeger(L, -1) > 0 && lua_tointeger(L, -1) < 126)
+            code = (int)lua_tointeger(L, -1);
         lua_pop(L, 1);
         lua_getfield(L, -1, "message");
         msg = lua_tostring(L, -1);

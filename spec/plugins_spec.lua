@@ -204,6 +204,26 @@ describe("plugins", function()
       assert.are.equal(e, msg)
     end)
 
+    it("lets no plugin forge or edit the host's structured errors (their code is main's exit code)", function()
+      local src = [[
+local ok, e = pcall(host_error)
+local took = getmetatable(e)
+if type(took) == "table" then error(setmetatable({ code = 0, kind = "OK", message = "forged" }, took), 0) end
+e.code, e.kind, e.message = 0, "OK", "all is well"
+error(e, 0)
+]]
+      local host = errors.new("INPUT", "a real one")
+      local env = sandbox.env{ host_error = function() error(host, 0) end }
+      local chunk = assert(_G.load(src, "=forge.lua", "t", env))
+      local ok, msg = sandbox.call(chunk)
+      assert.is_false(ok)
+      assert.are.equal("error object (table)", msg)
+      assert.is_false(errors.is(host))
+      local fresh = errors.new("INPUT", "untouched")
+      assert.is_true(errors.is(fresh))
+      assert.are.equal("fluence error", getmetatable(fresh))
+    end)
+
     it("leaves the host's string library alone", function()
       local d = dir_with{ ["s.lua"] = "string.upper = nil; string.format = nil\n" .. policy_src("s") }
       load({ d })

@@ -8,12 +8,19 @@
 local sys = require "fluence.sys"
 
 local errors = {}
-local mt = { __tostring = function(e) return e.message end }
+-- __metatable: a plugin that catches one of these cannot take its metatable
+-- to make its own.
+local mt = { __tostring = function(e) return e.message end, __metatable = "fluence error" }
+-- each error as made: a plugin that catches one and edits it (an exit code
+-- of 0, another message) holds no longer a structured error (errors.is)
+local made = setmetatable({}, { __mode = "k" })
 
 function errors.new(code, message)
   local n = sys.EXIT[code]
   assert(n, "unknown exit code name " .. tostring(code))
-  return setmetatable({ code = n, kind = code, message = message }, mt)
+  local e = setmetatable({ code = n, kind = code, message = message }, mt)
+  made[e] = { n, code, message }
+  return e
 end
 
 function errors.raise(code, fmt, ...)
@@ -21,8 +28,10 @@ function errors.raise(code, fmt, ...)
   error(errors.new(code, msg), 0)
 end
 
+-- Made by errors.new and unchanged since.
 function errors.is(e)
-  return getmetatable(e) == mt
+  local m = made[e]
+  return m ~= nil and rawget(e, "code") == m[1] and rawget(e, "kind") == m[2] and rawget(e, "message") == m[3]
 end
 
 -- Runs f(...) and returns true, results... or false, structured error.

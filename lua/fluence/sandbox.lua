@@ -83,9 +83,11 @@ sandbox.stage_inputs, sandbox.stage_collect = ro.inputs, ro.collect
 -- raises becomes a plain message.
 local trusted = setmetatable({}, { __mode = "k" })
 function sandbox.trust_error_mt(mt) trusted[mt] = true end
+-- the host's structured errors (errors.lua) pass only as they were made
+local is_host_error
 do
   local ok, errors = pcall(require, "fluence.errors")
-  if ok then trusted[getmetatable(errors.new("INTERNAL", ""))] = true end
+  is_host_error = ok and errors.is or function() return false end
 end
 
 -- The budget currently being charged (nil outside call()).
@@ -303,7 +305,8 @@ function sandbox.call(fn, how, ...)
   current = outer
   if state.timeout then timeout_error(how, limit, state) end
   if state.exceeded then return false, state.exceeded end
-  if not r[1] and type(r[2]) ~= "string" and not trusted[dgetmetatable(r[2]) or false] then
+  if not r[1] and type(r[2]) ~= "string" and not trusted[dgetmetatable(r[2]) or false] and
+     not is_host_error(r[2]) then
     -- a plugin's error object could run its code (__tostring ...) later,
     -- outside the budget: keep only what it is
     return false, ("error object (%s)"):format(type(r[2]))
