@@ -75,8 +75,13 @@ static const struct option options[] = {
     {"namespace", 'n', VALUE, 0, V_SELECTING, "NS", "namespace for objects that do not name one"},
     {"now", 0, FLAG, 0, V_GRAPH, NULL, "what is free now: less what the pods bound to each node request"},
     {"offline", 0, FLAG, 0, V_SELECTING, NULL, "do not contact the cluster (no offerings)"},
-    {"output", 'o', VALUE, 0, V_SELECTING | V_JOBSPEC | V_POLICIES | V_PROVIDERS | V_GRAPH | V_TEST, "FMT",
-     "yaml (default), json, or name (apply); jgf (default) or tree (graph); text (default), junit or tap (test)"},
+    /* -o: one entry per meaning (find_long) */
+    {"output", 'o', VALUE, 0, V_SELECT | V_RUN | V_JOBSPEC, "FMT", "yaml (default) or json"},
+    {"output", 'o', VALUE, 0, V_APPLYING, "FMT", "name, yaml or json (default: each object and what was done)"},
+    {"output", 'o', VALUE, 0, V_EXPLAIN, "FMT", "table (default), wide or json"},
+    {"output", 'o', VALUE, 0, V_POLICIES | V_PROVIDERS, "FMT", "table (default), wide, name or json"},
+    {"output", 'o', VALUE, 0, V_GRAPH, "FMT", "jgf (default) or tree"},
+    {"output", 'o', VALUE, 0, V_TEST, "FMT", "text (default), junit or tap"},
     {"plugin-timeout", 0, VALUE, 0, V_SELECTING | V_POLICIES | V_PROVIDERS | V_PLUGINS, "SECONDS", "time limit of each plugin call, network waits aside (default 5; 0: none)"},
     {"policy", 'P', VALUE, 0, V_MATCH, "POLICY", "match policy: first (default), high, low, lonode, hinode, locality, variation, ..."},
     {"policy-dir", 0, VALUE, 1, V_SELECTING | V_POLICIES | V_COMPLETION | V_PLUGINS, "DIR", "extra directory of policy plugins (searched first); repeatable"},
@@ -190,18 +195,21 @@ static const struct verb *find_verb(const char *name)
     return NULL;
 }
 
-static const struct option *find_long(const char *name, size_t len)
+/* An option may stand more than once, for disjoint sets of verbs, when its
+ * values mean something else per verb (-o): the entry for vbit, else NULL. */
+static const struct option *find_long(const char *name, size_t len, unsigned vbit)
 {
     for (size_t i = 0; i < COUNTOF(options); i++)
-        if (strlen(options[i].name) == len && strncmp(options[i].name, name, len) == 0)
+        if (strlen(options[i].name) == len && strncmp(options[i].name, name, len) == 0 &&
+            (options[i].verbs & vbit))
             return &options[i];
     return NULL;
 }
 
-static const struct option *find_short(char c)
+static const struct option *find_short(char c, unsigned vbit)
 {
     for (size_t i = 0; i < COUNTOF(options); i++)
-        if (options[i].shortname == c) return &options[i];
+        if (options[i].shortname == c && (options[i].verbs & vbit)) return &options[i];
     return NULL;
 }
 
@@ -290,8 +298,8 @@ int fluence_cli_parse(lua_State *L, const char *prog, int argc, char **argv)
                 continue;
             }
             const char *name = a + 2, *eq = strchr(name, '=');
-            const struct option *o = find_long(name, eq ? (size_t)(eq - name) : strlen(name));
-            if (!o || !(o->verbs & vbit)) {
+            const struct option *o = find_long(name, eq ? (size_t)(eq - name) : strlen(name), vbit);
+            if (!o) {
                 lua_pop(L, 3);
                 return usage_error(prog, vname, "unknown option", a, "");
             }
@@ -316,9 +324,9 @@ int fluence_cli_parse(lua_State *L, const char *prog, int argc, char **argv)
         }
         /* short options, bundled: -vv, -fFILE, -f FILE */
         for (char *p = a + 1; *p; p++) {
-            const struct option *o = find_short(*p);
+            const struct option *o = find_short(*p, vbit);
             char bad[3] = {'-', *p, 0};
-            if (!o || !(o->verbs & vbit)) {
+            if (!o) {
                 lua_pop(L, 3);
                 return usage_error(prog, vname, "unknown option", bad, "");
             }

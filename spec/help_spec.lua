@@ -61,6 +61,20 @@ describe("--help", function()
     end)
   end
 
+  it("of -o names only the formats of its verb", function()
+    local function output_help(verb)
+      return cli.run{ verb, "--help" }.out:match("\n  %-o, %-%-output FMT +([^\n]*)")
+    end
+    assert.are.equal("yaml (default) or json", output_help("select"))
+    assert.are.equal("jgf (default) or tree", output_help("graph"))
+    assert.are.equal("text (default), junit or tap", output_help("test"))
+    assert.are.equal("table (default), wide or json", output_help("explain"))
+    -- and each verb takes -o
+    for _, v in ipairs{ "select", "apply", "explain", "policies", "graph", "test" } do
+      assert.is_string(output_help(v), v)
+    end
+  end)
+
   it("overview: verbs and environment variables in columns", function()
     local r = cli.run{ "--help" }
     assert.are.equal(0, r.code)

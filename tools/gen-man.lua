@@ -115,11 +115,10 @@ kubectl_complete-fluence helper that kubectl (1.26 or later) runs to complete
 
 -- Hand-written detail per option, after its help line from the table.
 local OPTION_PROSE = {
-  output = [[Per verb: select, run and jobspec: yaml (the edited input, byte for byte) or
-json; apply and create: name, yaml or json (the objects the server returned;
-with --dry-run=client the edited input); explain: table or json; policies and
-providers: table, json or name; graph: jgf or tree; test: text, junit (JUnit
-XML on stdout, the failures and summary on stderr) or tap.]],
+  output = [[yaml from select, run and jobspec is the edited input, byte for byte;
+from apply and create, yaml and json are the objects the server returned (with
+--dry-run=client, the edited input); junit writes JUnit XML on stdout, the
+failures and the summary on stderr.]],
   policy = [[All of Fluxion's: first, high, low, lonode, hinode, lonodex, hinodex,
 firstnodex, locality, variation, or settings such as
 "policy=low node_centric=true node_exclusive=true".]],
@@ -204,7 +203,16 @@ add(esc([[Options may follow the verb in any order; -v and -h may also come befo
 Short options bundle (-vv, -fFILE); a long option takes its value as the next
 word or after "=" (--output=json); --dry-run takes one only after "=".
 Options marked repeatable collect every occurrence.]]))
+-- an option with one entry per meaning (-o) is one item: each meaning with
+-- its verbs
+local entries, order = {}, {}
 for _, o in ipairs(spec.options) do
+  if not entries[o.name] then entries[o.name] = {}; order[#order + 1] = o.name end
+  table.insert(entries[o.name], o)
+end
+for _, name in ipairs(order) do
+  local all = entries[name]
+  local o = all[1]
   add(".TP")
   local names = {}
   if o.short then names[#names + 1] = "\\fB\\-" .. opt(o.short) .. "\\fR" end
@@ -214,9 +222,14 @@ for _, o in ipairs(spec.options) do
     mv = o.arg == "optional" and ("[=\\fI" .. o.metavar .. "\\fR]") or (" \\fI" .. o.metavar .. "\\fR")
   end
   add(table.concat(names, ", ") .. mv)
-  add(esc(o.help) .. (o.help:match("%.$") and "" or "."))
-  if OPTION_PROSE[o.name] then add(esc(OPTION_PROSE[o.name])) end
-  add("Verbs: " .. esc(verbs_of(o)) .. ".")
+  if #all == 1 then
+    add(esc(o.help) .. (o.help:match("%.$") and "" or "."))
+    if OPTION_PROSE[name] then add(esc(OPTION_PROSE[name])) end
+    add("Verbs: " .. esc(verbs_of(o)) .. ".")
+  else
+    for _, e in ipairs(all) do add(esc(verbs_of(e)) .. ": " .. esc(e.help) .. ".") end
+    if OPTION_PROSE[name] then add(esc(OPTION_PROSE[name])) end
+  end
 end
 add(".SH SELECT-POLICY")
 add(esc([[A select-policy is a comma-separated pipeline of stages applied left to right; the
