@@ -407,6 +407,22 @@ static int is_pod_template(const struct mtree *t, size_t i)
     return is_map(t, spec) && is_seq(t, mt_get(t, spec, "containers", NULL));
 }
 
+/* {key = 1-based byte offset of its value} of a mapping's own keys (not
+ * those from merge keys), for errors that point at a value */
+static void push_value_offsets(lua_State *L, const struct mtree *t, size_t i)
+{
+    lua_newtable(L);
+    const struct mnode *m = mt_resolve(t, i, &i);
+    if (!m || m->type != MN_MAP) return;
+    for (size_t k = m->first; k; k = t->nodes[t->nodes[k].next].next) {
+        const struct mnode *kn = mt_resolve(t, k, NULL);
+        if (!mt_str(t, k)) continue;
+        lua_pushlstring(L, t->arena + kn->val, kn->len);
+        lua_pushinteger(L, (lua_Integer)t->nodes[t->nodes[k].next].start + 1);
+        lua_rawset(L, -3);
+    }
+}
+
 static void push_containers(lua_State *L, const struct mtree *t, size_t seq)
 {
     lua_newtable(L);
@@ -419,8 +435,11 @@ static void push_containers(lua_State *L, const struct mtree *t, size_t seq)
         push_scalar_or_nil(L, t, mt_get(t, c, "name", NULL));
         lua_setfield(L, -2, "name");
         size_t res = mt_get(t, c, "resources", NULL);
-        push_strmap(L, t, is_map(t, res) ? mt_get(t, res, "requests", NULL) : 0);
+        size_t req = is_map(t, res) ? mt_get(t, res, "requests", NULL) : 0;
+        push_strmap(L, t, req);
         lua_setfield(L, -2, "requests");
+        push_value_offsets(L, t, req);
+        lua_setfield(L, -2, "requests_at");
         push_strmap(L, t, is_map(t, res) ? mt_get(t, res, "limits", NULL) : 0);
         lua_setfield(L, -2, "limits");
         lua_newtable(L);

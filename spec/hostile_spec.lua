@@ -90,6 +90,15 @@ spec:
       '    fluence.flux-framework.org/select-shots: "many"\nspec:', 1)))), 3, "select%-shots")
   end)
 
+  it("a request that is not a quantity: located at its value, with the line and a caret", function()
+    local r = select(file("q.yaml", (POD:format("min-cost"):gsub("image: x",
+      "image: x, resources: {requests: {memory: 1Gi, cpu: 15 cores}}"))))
+    refused(r, 3, '^fluence: [^\n]*q%.yaml:9:77: container "c": resources%.requests%["cpu"%]: ' ..
+                  '"15 cores" is not a Kubernetes quantity\n')
+    local line, caret = r.err:match("\n([^\n]*)\n( *)%^\n?$")
+    assert.are.equal("cpu: 15 cores}}", line:sub(#caret - 4, #caret + 10))
+  end)
+
   it("huge numbers, NaN and infinities in attribute files", function()
     local m = file("m.yaml", POD:format("min-cost"))
     for i, v in ipairs{ "1e400", ".nan", "-.inf", ".inf" } do

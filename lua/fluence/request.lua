@@ -53,12 +53,18 @@ end
 
 -- Sum of the containers' requests of one pod (cpu whole cores rounded up,
 -- at least 1; memory bytes; GPUs; virtual fluxion resources by type).
-local function pod_resources(t, where)
+-- locate(byte, message) -> the message located at that byte of the input,
+-- with its line and a caret (stream:locate), when the caller has the input.
+local function pod_resources(t, where, locate)
   local pod = { cpu = 0, memory = 0, gpu = 0, virtual = {} }
   for _, c in ipairs(t and t.containers or {}) do
     for name, q in pairs(c.requests or {}) do
       local v, err = quantity.parse(q)
-      if not v then errors.raise("INPUT", "%s: container %q: resources.requests[%q]: %s", where, c.name or "?", name, err) end
+      if not v then
+        local msg = ("container %q: resources.requests[%q]: %s"):format(c.name or "?", name, err)
+        local at = locate and c.requests_at and c.requests_at[name]
+        errors.raise("INPUT", "%s", at and locate(at, msg) or (where .. ": " .. msg))
+      end
       if name == "cpu" then pod.cpu = pod.cpu + v
       elseif name == "memory" then pod.memory = pod.memory + v
       elseif name == "nvidia.com/gpu" then pod.gpu = pod.gpu + v
@@ -98,7 +104,7 @@ function request.pin(obj)
 end
 
 -- build(obj, where) -> Request.  where = "job.yaml:3:1" for messages.
-function request.build(obj, where)
+function request.build(obj, where, locate)
   local ann, labels = obj.annotations or {}, obj.labels or {}
   local t = main_template(obj)
   local at = annotated_template(obj, ann, t)
@@ -137,7 +143,7 @@ function request.build(obj, where)
   else size = tonumber(obj.parallelism) or tonumber(obj.replicas) or 1 end
   r.group = { name = gname, size = size }
   r.pods = size
-  r.pod = pod_resources(t, where)
+  r.pod = pod_resources(t, where, locate)
   return r
 end
 
