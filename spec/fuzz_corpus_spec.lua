@@ -23,3 +23,32 @@ describe("fuzz corpus seeds", function()
     end
   end
 end)
+
+-- The kubelists target's oracle is RFC 8259's grammar (jansson refuses more
+-- than the grammar does: limits on numbers, duplicate keys).  It must agree
+-- with jansson everywhere jansson has no such limit, and allow what it has.
+describe("fuzz.is_json_text, the JSON grammar the kubelists target checks against", function()
+  local json = require "fluence.json"
+  local texts = {
+    '{}', '[]', ' [ 1 , -0 , 0.5e+3 , 1E-2 , true , false , null ] ', '"a\\u00e9\\n\\"\\\\\\/"', '{"a":{"b":[{}]}}',
+    '"h\xc3\xa9"', '"\xf0\x9f\x98\x80"', '0', '-1.25',
+    '', ' ', '[1,]', '{"a":1,}', '{"a"}', '[01]', '[1.]', '[.5]', '[1e]', '[-]', '[+1]', "['a']", '[tru]',
+    '"\x01"', '"\\x"', '"\\u12"', '"\xc0\x80"', '"\xed\xa0\x80"', '"\xff"', '[1] x', '{"a":1}}', '[NaN]',
+  }
+  for _, text in ipairs(texts) do
+    it(("%q"):format(text), function()
+      assert.equal(json.decode(text) ~= nil, fuzz.is_json_text(text))
+    end)
+  end
+  for _, text in ipairs{ '[3333333333333333333333333333]', '[1e999]', '{"a":1,"a":2}' } do
+    it(("%q: JSON text jansson refuses"):format(text), function()
+      assert.is_nil(json.decode(text))
+      assert.is_true(fuzz.is_json_text(text))
+    end)
+  end
+  it("nesting as deep as the scanner reads", function()
+    local deep = ("["):rep(512) .. ("]"):rep(512)
+    assert.is_true(fuzz.is_json_text(deep))
+    assert.is_false(fuzz.is_json_text(deep .. "]"))
+  end)
+end)
