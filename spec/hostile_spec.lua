@@ -99,6 +99,18 @@ spec:
     assert.are.equal("cpu: 15 cores}}", line:sub(#caret - 4, #caret + 10))
   end)
 
+  it("shots that are not counts: located at the annotation's or the N_SHOTS value, with a caret", function()
+    local r = select(file("s1.yaml", (POD:format("min-cost"):gsub("spec:",
+      '    fluence.flux-framework.org/select-shots: "many"\nspec:', 1))))
+    refused(r, 3, '^fluence: [^\n]*s1%.yaml:7:46: fluence%.flux%-framework%.org/select%-shots must be ' ..
+                  'a positive whole number, not "many"\n')
+    assert.matches('\n +fluence%.flux%-framework%.org/select%-shots: "many"\n +%^\n?$', r.err)
+    r = select(file("s2.yaml", (POD:format("min-cost"):gsub("image: x", 'image: x, env: [{name: N_SHOTS, value: "-3"}]'))))
+    refused(r, 3, '^fluence: [^\n]*s2%.yaml:9:65: container env N_SHOTS must be a positive whole number, not "%-3"\n')
+    local line, caret = r.err:match("\n([^\n]*)\n( *)%^\n?$")
+    assert.are.equal('"-3"', line:sub(#caret + 1, #caret + 4))
+  end)
+
   it("huge numbers, NaN and infinities in attribute files", function()
     local m = file("m.yaml", POD:format("min-cost"))
     for i, v in ipairs{ "1e400", ".nan", "-.inf", ".inf" } do

@@ -34,10 +34,19 @@ function request.split_list(s)
   return out
 end
 
-local function positive_int(s, what, where)
+-- A bad-input error: at byte (1-based, of the input) with the source line
+-- and a caret when the caller has the input and knows the byte, else at where
+-- (the object's position).
+local function bad_input(locate, byte, where, msg)
+  errors.raise("INPUT", "%s", locate and byte and locate(byte, msg) or (where .. ": " .. msg))
+end
+
+-- s as a positive whole number; byte_of() finds where s is written, only
+-- when it is not one (finding it costs a search).
+local function positive_int(s, what, where, locate, byte_of)
   local n = tonumber(s)
   if not n or n ~= math.floor(n) or n < 1 or n > 2^53 then
-    errors.raise("INPUT", "%s: %s must be a positive whole number, not %q", where, what, tostring(s))
+    bad_input(locate, locate and byte_of(), where, ("%s must be a positive whole number, not %q"):format(what, tostring(s)))
   end
   return math.tointeger(n)
 end
@@ -61,9 +70,8 @@ local function pod_resources(t, where, locate)
     for name, q in pairs(c.requests or {}) do
       local v, err = quantity.parse(q)
       if not v then
-        local msg = ("container %q: resources.requests[%q]: %s"):format(c.name or "?", name, err)
-        local at = locate and c.requests_at and c.requests_at[name]
-        errors.raise("INPUT", "%s", at and locate(at, msg) or (where .. ": " .. msg))
+        bad_input(locate, c.requests_at and c.requests_at[name], where,
+                  ("container %q: resources.requests[%q]: %s"):format(c.name or "?", name, err))
       end
       if name == "cpu" then pod.cpu = pod.cpu + v
       elseif name == "memory" then pod.memory = pod.memory + v
@@ -103,8 +111,11 @@ function request.pin(obj)
   end
 end
 
--- build(obj, where) -> Request.  where = "job.yaml:3:1" for messages.
-function request.build(obj, where, locate)
+-- build(obj, where[, stream]) -> Request.  where = "job.yaml:3:1" for
+-- messages; with the stream obj came from, bad values are located at
+-- themselves (line, column, source line and caret).
+function request.build(obj, where, stream)
+  local locate = stream and function(byte, msg) return stream:locate(byte, msg) end
   local ann, labels = obj.annotations or {}, obj.labels or {}
   local t = main_template(obj)
   local at = annotated_template(obj, ann, t)
@@ -120,12 +131,13 @@ function request.build(obj, where, locate)
   -- shots: annotation, else N_SHOTS in a container's env, else 1000
   local shots = ann[SHOTS] or tann[SHOTS]
   if shots then
-    r.shots = positive_int(shots, SHOTS, where)
+    r.shots = positive_int(shots, SHOTS, where, locate, function() return stream:annotation_span(obj.index, SHOTS, shots) end)
   else
     for _, tt in ipairs(obj.templates or {}) do
       for _, c in ipairs(tt.containers or {}) do
         if c.env and c.env.N_SHOTS and not r.shots then
-          r.shots = positive_int(c.env.N_SHOTS, "container env N_SHOTS", where)
+          r.shots = positive_int(c.env.N_SHOTS, "container env N_SHOTS", where, locate,
+                                 function() return c.env_at.N_SHOTS end)
         end
       end
     end

@@ -586,7 +586,7 @@ end
 
 -- Selects for one object; returns the record for output/explain.
 local function select_one(ctx, obj, where, how, stream)
-  local req = request_mod.build(obj, where, stream and function(byte, msg) return stream:locate(byte, msg) end)
+  local req = request_mod.build(obj, where, stream)
   local key = request_key(req)
   local d = ctx.memo[key]
   if not d then

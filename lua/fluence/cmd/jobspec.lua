@@ -37,7 +37,7 @@ function M.groups(files)
     for _, obj in ipairs(s:objects()) do
       if obj.targets_fluence then
         local where = ("%s:%d:%d"):format(f.name, obj.line or 1, obj.col or 1)
-        local req = request.build(obj, where)
+        local req = request.build(obj, where, s)
         req.require = M.requires(obj)
         local ok, set = pcall(jobspecs.for_request, req)
         if not ok then errors.raise("INPUT", "%s: %s", where, tostring(set)) end
