@@ -172,11 +172,7 @@ describe("fluence completion", function()
       os.execute("chmod +x " .. q(dir .. "/kubectl_complete-fluence"))
       return dir
     end
-    local function lines(out)
-      local t = {}
-      for l in out:gmatch("[^\n]+") do t[#t + 1] = l end
-      return t
-    end
+    local lines = cli.lines
 
     it("speaks kubectl's plugin completion protocol", function()
       local d = helper()

@@ -108,11 +108,7 @@ local function project(extra)
   return tree.make(files)
 end
 
-local function lines(s)
-  local out = {}
-  for l in s:gmatch("[^\n]+") do out[#out + 1] = l end
-  return out
-end
+local lines = cli.lines
 
 describe("fluence test", function()
   teardown(function() cli.cleanup() end)

@@ -16,11 +16,7 @@ local function run(files, ...)
   return cli.run(args), dir
 end
 
-local function lines(s)
-  local out = {}
-  for l in s:gmatch("[^\n]+") do out[#out + 1] = l end
-  return out
-end
+local lines = cli.lines
 
 describe("fluence test's spec runner", function()
   teardown(function() cli.cleanup() end)

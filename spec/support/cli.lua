@@ -29,6 +29,13 @@ end
 
 -- A fresh temporary directory, removed by M.cleanup().
 local made = {}
+-- The non-empty lines of s, in order.
+function M.lines(s)
+  local out = {}
+  for l in s:gmatch("[^\n]+") do out[#out + 1] = l end
+  return out
+end
+
 function M.tmpdir()
   local p = os.tmpname()
   os.remove(p)
