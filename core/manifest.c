@@ -36,7 +36,8 @@
  *                  containers, init_containers, replicas}, ... }
  *   (no JSON: stream:object_json(i) makes it on demand).
  * containers: { {name, requests = {}, limits = {}, env = {NAME = value}, and
- *   requests_at, env_at: {key = 1-based byte offset of its value}} }.
+ *   requests_at, env_at (when it has env): {key = 1-based byte offset of its
+ *   value}} }.
  * A pod template is the object itself when it has spec.containers (a Pod;
  * path ""), and every mapping under a key "template" whose spec has a
  * containers sequence, at any depth (Deployment, CronJob, JobSet, MPIJob ...).
@@ -444,9 +445,9 @@ static void push_containers(lua_State *L, const struct mtree *t, size_t seq)
         push_strmap(L, t, is_map(t, res) ? mt_get(t, res, "limits", NULL) : 0);
         lua_setfield(L, -2, "limits");
         lua_newtable(L);                 /* env */
-        lua_newtable(L);                 /* env_at: 1-based offset of each value */
         const struct mnode *env = mt_resolve(t, mt_get(t, c, "env", NULL), NULL);
         if (env && env->type == MN_SEQ) {
+            lua_newtable(L);             /* env_at: 1-based offset of each value */
             for (size_t e = env->first; e; e = t->nodes[e].next) {
                 if (!is_map(t, e)) continue;
                 const char *nm = mt_str(t, mt_get(t, e, "name", NULL));
@@ -459,8 +460,8 @@ static void push_containers(lua_State *L, const struct mtree *t, size_t seq)
                 lua_pushinteger(L, (lua_Integer)t->nodes[v].start + 1);
                 lua_setfield(L, -2, nm);
             }
+            lua_setfield(L, -3, "env_at");
         }
-        lua_setfield(L, -3, "env_at");
         lua_setfield(L, -2, "env");
         lua_rawseti(L, -2, ++n);
     }
