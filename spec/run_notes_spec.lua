@@ -68,6 +68,21 @@ describe("run-wide notes", function()
     end
   end)
 
+  it("explain's table shows a run-wide note once, with the first object; its JSON keeps it per object", function()
+    local job = cli.write(dir .. "/three.yaml", pods(3))
+    local NOTE = "note: scheduler offerings unknown ("
+    local r = run{ "explain", "-f", job, "--attributes", EX .. "/quickstart/attributes.yaml" }
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal(1, count(r.out, NOTE), r.out)
+    local first, second = r.out:find("Pod/p2", 1, true), r.out:find(NOTE, 1, true)
+    assert.truthy(second < first, "the note belongs to the first object")
+    r = run{ "explain", "-o", "json", "-f", job, "--attributes", EX .. "/quickstart/attributes.yaml" }
+    assert.are.equal(0, r.code, r.err)
+    local objects = json.decode(r.out).objects
+    assert.are.equal(3, #objects)
+    for _, o in ipairs(objects) do assert.matches("^scheduler offerings unknown", o.notes[1]) end
+  end)
+
   it("say once that braket-live has no credentials; per-object notes stay per object", function()
     local text = assert(cli.slurp(EX .. "/quantum-cost-then-queue/job.yaml"))
     local jobs = {}

@@ -109,7 +109,7 @@ local function pad(s, w) return s .. (" "):rep(math.max(0, w - width(s))) end
 
 local function to_table(records, color)
   local function paint(code, s) return color and ("\27[" .. code .. "m" .. s .. "\27[0m") or s end
-  local out = {}
+  local out, said = {}, {}
   for ri, rec in ipairs(records) do
     if ri > 1 then out[#out + 1] = "" end
     out[#out + 1] = ("%s  (%s)"):format(paint("1", describe(rec.object)), rec.where)
@@ -168,7 +168,14 @@ local function to_table(records, color)
     if rec.chosen then out[#out + 1] = "chosen: " .. paint("1;32", rec.chosen) ..
                                         (rec.context and (" on context " .. rec.context) or "")
     else out[#out + 1] = paint("1;31", "failed: ") .. (rec.error or "no backend") end
-    for _, n in ipairs(rec.notes) do out[#out + 1] = "note: " .. n end
+    -- a note about the whole run (offerings unknown, no credentials) is
+    -- shown with the first object it concerns, as on stderr; JSON keeps
+    -- every object's notes whole
+    local run = rec.decision and rec.decision.run_notes or {}
+    for _, n in ipairs(rec.notes) do
+      if not (run[n] and said[n]) then out[#out + 1] = "note: " .. n end
+      if run[n] then said[n] = true end
+    end
   end
   if #records == 0 then out[#out + 1] = "no Fluence object with a select-policy in the input" end
   return table.concat(out, "\n") .. "\n"
