@@ -49,18 +49,23 @@ typedef struct arena_blk {
     char data[];
 } arena_blk;
 
-static void *arena_alloc(arena_blk **a, size_t n)
+static void *arena_grow(arena_blk **a, size_t n)
+{
+    size_t cap = n > 65536 ? n : 65536;
+    arena_blk *b = malloc(sizeof *b + cap);
+    if (!b) return NULL;
+    b->next = *a;
+    b->used = n;
+    b->cap = cap;
+    *a = b;
+    return b->data;
+}
+
+/* inline: one per leaf of every match */
+static inline void *arena_alloc(arena_blk **a, size_t n)
 {
     n = (n + 15) & ~(size_t)15;
-    if (!*a || (*a)->used + n > (*a)->cap) {
-        size_t cap = n > 65536 ? n : 65536;
-        arena_blk *b = malloc(sizeof *b + cap);
-        if (!b) return NULL;
-        b->next = *a;
-        b->used = 0;
-        b->cap = cap;
-        *a = b;
-    }
+    if (!*a || (*a)->used + n > (*a)->cap) return arena_grow(a, n);
     void *p = (*a)->data + (*a)->used;
     (*a)->used += n;
     return p;
@@ -163,20 +168,25 @@ static evals *sc_get_new(scoring *s, int32_t type)
 
 static uint32_t cap_hint = 4; /* set by explore: the number of children */
 
-static int ev_push(evals *e, const egroup *g)
+static int ev_grow(evals *e)
 {
-    if (e->n == e->cap) {
-        uint32_t nc = e->cap ? e->cap * 2 : cap_hint;
-        egroup *p = realloc(e->g, (size_t)nc * sizeof *p);
-        if (!p) return -1;
-        e->g = p;
-        e->cap = nc;
-    }
+    uint32_t nc = e->cap ? e->cap * 2 : cap_hint;
+    egroup *p = realloc(e->g, (size_t)nc * sizeof *p);
+    if (!p) return -1;
+    e->g = p;
+    e->cap = nc;
+    return 0;
+}
+
+static inline int ev_push(evals *e, const egroup *g)
+{
+    if (e->n == e->cap && ev_grow(e) < 0) return -1;
     e->g[e->n++] = *g;
     return 0;
 }
 
-static int sc_add(scoring *s, int32_t type, const egroup *g)
+/* inline: once per candidate of every match */
+static inline int sc_add(scoring *s, int32_t type, const egroup *g)
 {
     evals *e = sc_get(s, type);
     if (!e) return -1;
@@ -355,20 +365,27 @@ static void insertion_sort(skey *first, skey *last, bool hi)
     }
 }
 
-static void sort_keys(skey *first, skey *last, bool hi)
+/* Keys already in strict order (1), or in strict reverse order (-1), else 0:
+ * children are visited by id and most are scored by id, and then the one
+ * order any sort gives is found in one pass (no equal keys, so std::sort's
+ * instability cannot show). */
+static int monotone(const skey *first, ptrdiff_t n, bool hi)
 {
-    ptrdiff_t n = last - first;
-    if (n < 2) return;
-    /* keys already in strict order, or in strict reverse order (children
-     * visited by id, scored by id): the one order any sort gives, found in
-     * one pass -- no equal keys, so std::sort's instability cannot show */
     bool up = true, down = true;
     for (ptrdiff_t i = 1; i < n && (up || down); i++) {
         if (!LESS(&first[i - 1], &first[i])) up = false;
         if (!LESS(&first[i], &first[i - 1])) down = false;
     }
-    if (up) return;
-    if (down) {
+    return up ? 1 : down ? -1 : 0;
+}
+
+static void sort_keys(skey *first, skey *last, bool hi)
+{
+    ptrdiff_t n = last - first;
+    if (n < 2) return;
+    int mono = monotone(first, n, hi);
+    if (mono > 0) return;
+    if (mono < 0) {
         for (skey *a = first, *b = last - 1; a < b; a++, b--) sk_swap(a, b);
         return;
     }
@@ -401,6 +418,19 @@ static int std_sort(egroup *g, const int64_t *sortkey, uint32_t n, bool hi)
     for (uint32_t i = 0; i < n; i++) {
         keys[i].score = sortkey ? sortkey[i] : g[i].score;
         keys[i].idx = i;
+    }
+    /* in order already, or reversed: moved in place (a node's leaves) */
+    int mono = monotone(keys, n, hi);
+    if (mono != 0) {
+        if (mono < 0)
+            for (egroup *a = g, *b = g + n - 1; a < b; a++, b--) {
+                egroup t = *a;
+                *a = *b;
+                *b = t;
+            }
+        if (keys != stack_keys) free(keys);
+        if (tmp != stack_tmp) free(tmp);
+        return 0;
     }
     sort_keys(keys, keys + n, hi);
     memcpy(tmp, g, (size_t)n * sizeof *tmp);
@@ -490,10 +520,9 @@ static int choose_best_k(scoring *s, int32_t type, unsigned k, bool hi)
     return choose_best_k_by(s, type, k, hi, false);
 }
 
-static egroup *iter_next(scoring *s, int32_t type)
+/* The next candidate of e's iteration (Fluxion's evals iterator). */
+static inline egroup *ev_next(evals *e)
 {
-    evals *e = sc_get(s, type);
-    if (!e) return NULL;
     if (e->iter_reset) {
         e->iter = 0;
         e->iter_reset = false;
@@ -501,12 +530,6 @@ static egroup *iter_next(scoring *s, int32_t type)
         e->iter++;
     }
     return e->iter < e->n ? &e->g[e->iter] : NULL;
-}
-
-static void iter_reset(scoring *s, int32_t type)
-{
-    evals *e = sc_get(s, type);
-    if (e) e->iter_reset = true;
 }
 
 /* ---------------------------------------------------------------- jobspec */
@@ -630,6 +653,8 @@ struct matcher {
     int nxtypes;
     int64_t ml_scores, last_factor;
     arena_blk *arena;
+    evedge *scratch;         /* dom_slot's edges of one slot, reused */
+    uint32_t scratch_cap;
     unsigned root_needs;
     bool root_excl;
     uint64_t root_seq;
@@ -809,6 +834,7 @@ void m_free(matcher *m)
     free(m->known);
     mw_pending_free(&m->pending);
     arena_free(&m->arena);
+    free(m->scratch);
     free(m);
 }
 
@@ -998,6 +1024,18 @@ static int prune(matcher *m, bool x_in, uint32_t u, const cres *R, int nR, int64
     const mg_vertex *x = &m->g->v[u];
     if (m->alloc_type != AT_SAT && x->status != 0) return -1;
     if (m->constraint && x->type == m->g->node_type && !cons_match(m, m->constraint, u)) return -1;
+    if (m->st[u].n == 0) {
+        /* never allocated, reserved or held exclusively (most vertices):
+         * all of it is free, and nothing below can be busy */
+        if ((*avail = x->size > 0 ? x->size : 0) == 0) return -1;
+        for (int i = 0; i < nR; i++)
+            if (x->type == R[i].type && !R[i].slot && x_in && R[i].excl == MJ_X_FALSE) {
+                snprintf(m->errmsg, sizeof m->errmsg, "by_excl: exclusivity conflicts at jobspec= : vertex=%s",
+                         mg_str(m->g, x->name));
+                return -1;
+            }
+        return 0;
+    }
     if ((*avail = plan_avail(m, u, m->at, m->duration)) == 0) return -1;
     for (int i = 0; i < nR; i++) {
         const cres *r = &R[i];
@@ -1252,80 +1290,80 @@ static int dom_slot(matcher *m, uint32_t u, const cres *shape, int nshape, unsig
          * default comparator, higher scores first */
         choose_best_k(&ds, t, ds.t[i].qual, m->kind == POL_VARIATION ? true : m->high);
     }
+    /* each shape's candidates, found once (sc_get may move ds.t: all are
+     * made before any is kept) and the count it asks of them */
+    evals *stack_ev[8];
+    unsigned stack_cnt[8];
+    evals **ev = nshape <= 8 ? stack_ev : malloc((size_t)nshape * sizeof *ev);
+    unsigned *cnt = nshape <= 8 ? stack_cnt : malloc((size_t)nshape * sizeof *cnt);
+    if (!ev || !cnt) goto shapes_done;
+    for (int i = 0; i < nshape; i++)
+        if (!sc_get(&ds, shape[i].type)) goto shapes_done;
+    for (int i = 0; i < nshape; i++) {
+        ev[i] = sc_get(&ds, shape[i].type);
+        cnt[i] = calc_count(&shape[i], ev[i]->qual);
+    }
     /* cnt_slot */
     qual = UINT_MAX;
     for (int i = 0; i < nshape; i++) {
-        unsigned qc = sc_qual(&ds, shape[i].type);
-        unsigned count = calc_count(&shape[i], qc);
         unsigned shares = 0, accum = 0;
-        if (count != 0) {
+        if (cnt[i] != 0) {
             egroup *g;
-            while ((g = iter_next(&ds, shape[i].type))) {
+            while ((g = ev_next(ev[i]))) {
                 accum += g->edges[0].count;
-                if (accum >= count) {
+                if (accum >= cnt[i]) {
                     shares++;
                     accum = 0;
                 }
             }
         }
-        unsigned fit = count == 0 ? 0 : shares;
+        unsigned fit = cnt[i] == 0 ? 0 : shares;
         if (fit < qual) qual = fit;
-        iter_reset(&ds, shape[i].type);
+        ev[i]->iter_reset = true;
     }
     if (qual == UINT_MAX) qual = 0;
     if (qual) {
         vec = calloc(qual, sizeof *vec);
         if (!vec) {
             qual = 0;
-            goto done;
+            goto shapes_done;
         }
     }
     for (unsigned s = 0; s < qual; s++) {
-        /* count edges first */
+        /* the slot's edges, gathered in m->scratch, then kept in the arena */
         int64_t score = MATCH_MET;
-        uint32_t ne = 0, cap = 8;
-        evedge *edges = malloc(cap * sizeof *edges);
-        if (!edges) {
-            qual = 0;
-            goto done;
-        }
+        uint32_t ne = 0;
         for (int i = 0; i < nshape; i++) {
-            unsigned j = 0;
-            unsigned qc = sc_qual(&ds, shape[i].type);
-            unsigned count = calc_count(&shape[i], qc);
-            while (j < count) {
-                egroup *g = iter_next(&ds, shape[i].type);
+            for (unsigned j = 0; j < cnt[i];) {
+                egroup *g = ev_next(ev[i]);
                 if (!g) {
-                    free(edges);
                     qual = 0;
-                    goto done;
+                    goto shapes_done;
                 }
-                if (ne == cap) {
-                    cap *= 2;
-                    evedge *p = realloc(edges, cap * sizeof *p);
+                if (ne == m->scratch_cap) {
+                    uint32_t nc = m->scratch_cap ? 2 * m->scratch_cap : 64;
+                    evedge *p = realloc(m->scratch, nc * sizeof *p);
                     if (!p) {
-                        free(edges);
                         qual = 0;
-                        goto done;
+                        goto shapes_done;
                     }
-                    edges = p;
+                    m->scratch = p;
+                    m->scratch_cap = nc;
                 }
-                edges[ne].edge = g->edges[0].edge;
-                edges[ne].count = edges[ne].needs = g->edges[0].count;
-                edges[ne].excl = 1;
-                ne++;
+                evedge *ed = &m->scratch[ne++];
+                ed->edge = g->edges[0].edge;
+                ed->count = ed->needs = g->edges[0].count;
+                ed->excl = 1;
                 score += g->score;
                 j += g->edges[0].count;
             }
         }
         evedge *ae = arena_alloc(&m->arena, (ne ? ne : 1) * sizeof *ae);
         if (!ae) {
-            free(edges);
             qual = 0;
-            goto done;
+            goto shapes_done;
         }
-        memcpy(ae, edges, ne * sizeof *ae);
-        free(edges);
+        if (ne) memcpy(ae, m->scratch, ne * sizeof *ae);
         vec[s].score = score;
         vec[s].count = 1;
         vec[s].excl = 1;
@@ -1333,6 +1371,10 @@ static int dom_slot(matcher *m, uint32_t u, const cres *shape, int nshape, unsig
         vec[s].edges = ae;
         vec[s].nedges = ne;
     }
+shapes_done:
+    if (ev != stack_ev) free(ev);
+    if (cnt != stack_cnt) free(cnt);
+    if (!ev || !cnt) qual = 0;
     for (unsigned s = 0; s < qual; s++)
         if (sc_add(dfu, m->slot_type, &vec[s]) < 0) {
             qual = 0;
@@ -1346,7 +1388,7 @@ done:
 
 /* std::stoi of the perf_class property, 9999 when absent, not a number or
  * outside 0..9999 (var_aware_t) */
-static int64_t perf_class(const matcher *m, uint32_t u)
+static __attribute__((noinline)) int64_t perf_class(const matcher *m, uint32_t u)
 {
     const mg_vertex *x = &m->g->v[u];
     for (uint32_t p = 0; p < x->nprop; p++) {
@@ -1362,7 +1404,7 @@ static int64_t perf_class(const matcher *m, uint32_t u)
 }
 
 /* A matched vertex's score above MATCH_MET */
-static int64_t vertex_score(const matcher *m, uint32_t u)
+static inline int64_t vertex_score(const matcher *m, uint32_t u)
 {
     if (m->kind == POL_VARIATION) return perf_class(m, u);
     return m->ml_scores + m->g->v[u].id + 1;
