@@ -29,8 +29,11 @@
 #include <string.h>
 #include "match.h"
 
-#define MATCH_MET 0
-#define MATCH_UNMET (-1)
+/* Fluxion's values (matcher.hpp): every matched vertex scores MATCH_MET plus
+ * its policy's score, so a slot's score (MATCH_MET plus the sum of what it
+ * holds) counts how many vertices it holds, not only their ids */
+#define MATCH_MET 1
+#define MATCH_UNMET 0
 #define GRAPH_END INT64_C(3153600000) /* 100 years: resource-query's graph */
 #define ROOT_EDGE UINT32_MAX
 
@@ -191,7 +194,7 @@ static inline int sc_add(scoring *s, int32_t type, const egroup *g)
     evals *e = sc_get(s, type);
     if (!e) return -1;
     e->total += g->count;
-    if (g->score > 0) e->qual += g->count; /* cutline 0 */
+    if (g->score > 0) e->qual += g->count; /* cutline 0: every matched vertex (MATCH_MET and up) */
     return ev_push(e, g);
 }
 
@@ -1467,7 +1470,7 @@ static int dom_leaf(matcher *m, const cres *R, int nR, uint32_t u, bool pristine
     if (lm->takes_with) return -1;
     *excl = lm->x_in;
     to_parent->avail = (unsigned)lavail;
-    to_parent->overall = vertex_score(m, u);
+    to_parent->overall = MATCH_MET + vertex_score(m, u);
     return 0;
 }
 
@@ -1500,7 +1503,7 @@ static int dom_dfv(matcher *m, const cres *R, int nR, uint32_t u, bool pristine,
         /* plan_avail again would give prune's: nothing changed in between */
         *excl = x_in;
         to_parent->avail = (unsigned)lavail;
-        to_parent->overall = vertex_score(m, u);
+        to_parent->overall = MATCH_MET + vertex_score(m, u);
         return 0;
     }
     if (m->node_centric && x->type == m->g->node_type) {
