@@ -6,9 +6,10 @@
 -- (three times over, each on a fresh matcher).
 --
 -- With --fluxion PATH (resource-query), Fluxion itself runs the same
--- allocations on the same graph, one process per policy, and its own
--- per-match times (`resource-query -e`: the match alone, not the load) are
--- printed beside ours with the ratio: a comparison made in the same run.
+-- allocations on the same graph after each of our three rounds (one process
+-- per round), and the median of its own per-match times (`resource-query
+-- -e`: the match alone, not the load) is printed beside ours with the
+-- ratio: a comparison made in the same run, interleaved.
 --
 --   lua5.4 bench/match_bench.lua [NODES] [MATCHES] [--fluxion PATH] [--policies a,b]
 --                                             (from the source tree, after make)
@@ -132,9 +133,10 @@ local function median(t)
   return n % 2 == 1 and t[(n + 1) // 2] or (t[n // 2] + t[n // 2 + 1]) / 2
 end
 
--- Fluxion's per-match times (ms) for one policy: resource-query -e prints
--- "ELAPSE=seconds" for every match.
-local function fluxion(policy)
+-- Fluxion's per-match times (ms) for one policy, appended to times:
+-- resource-query -e prints "ELAPSE=seconds" for every match.  Returns how
+-- many were allocated and how many were timed.
+local function fluxion(policy, times)
   local dir = os.tmpname()
   os.remove(dir)
   os.execute("mkdir -p " .. dir)
@@ -147,24 +149,26 @@ local function fluxion(policy)
   cmds:close()
   local rq = io.popen(("%q -L %q -f jgf -P %s -e -d -F simple < %q 2>&1"):format(opts.fluxion, path, policy,
                       dir .. "/commands"))
-  local times, allocated = {}, 0
+  local allocated, n = 0, 0
   for l in rq:lines() do
     local e = l:match("ELAPSE=([%d.eE+-]+)")
-    if e then times[#times + 1] = tonumber(e) * 1000 end
+    if e then times[#times + 1] = tonumber(e) * 1000; n = n + 1 end
     if l:match("RESOURCES=ALLOCATED") then allocated = allocated + 1 end
   end
   rq:close()
   os.execute("rm -rf " .. dir)
-  return median(times), allocated, #times
+  return allocated, n
 end
 
 local match = require "fluence.match"
 local g = assert(match.load_jgf_file(path))
 local clock = os.clock
 for _, policy in ipairs(policies) do
-  -- the same MATCHES allocations, three times on a fresh matcher: the median
-  -- of them all (one burst of load on a shared machine moves it less)
-  local ok, times = 0, {}
+  -- three rounds, each the same MATCHES allocations on a fresh matcher and
+  -- then, with --fluxion, the same ones by resource-query: both sides see
+  -- the same bursts of load on a shared machine, and a median over the
+  -- rounds moves less than one round does
+  local ok, times, theirs, fok, fn = 0, {}, {}, 0, 0
   for _ = 1, 3 do
     local m = assert(match.new(g, { policy = policy }))
     ok = 0
@@ -174,13 +178,14 @@ for _, policy in ipairs(policies) do
       times[#times + 1] = (clock() - t0) * 1000
       if r.ok then ok = ok + 1 end
     end
+    if opts.fluxion then fok, fn = fluxion(policy, theirs) end
   end
   local ours = median(times)
   local line = ("%-10s %8.3f ms per match  (%d/%d allocated)"):format(policy, ours, ok, matches)
   if opts.fluxion then
-    local theirs, fok, n = fluxion(policy)
-    if theirs then
-      line = line .. ("; Fluxion %.1f ms (%d/%d allocated): %.1fx"):format(theirs, fok, n, theirs / ours)
+    local t = median(theirs)
+    if t then
+      line = line .. ("; Fluxion %.1f ms (%d/%d allocated): %.1fx"):format(t, fok, fn, t / ours)
     else
       line = line .. "; Fluxion: no timing (resource-query failed)"
     end

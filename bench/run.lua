@@ -151,7 +151,7 @@ do
   for policy, ours, theirs in out:gmatch("\n(%a+)%s+([%d.]+) ms per match[^\n]-Fluxion ([%d.]+) ms") do
     if not policy:match("^first") then
       local r = tonumber(theirs) / tonumber(ours)
-      row(("matcher, `%s`, 1024-node Fluence graph (median of 3 x 20 matches; Fluxion's of 20)"):format(policy),
+      row(("matcher, `%s`, 1024-node Fluence graph (medians of 3 rounds x 20 matches, ours then Fluxion's)"):format(policy),
           ("Fluxion %.1f ms"):format(tonumber(theirs)), ("%.2f ms per match"):format(tonumber(ours)),
           ("%.1fx faster"):format(r), ">= 20x faster", r >= 20)
     end
