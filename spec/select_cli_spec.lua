@@ -24,6 +24,21 @@ describe("fluence select", function()
     return cli.run(args)
   end
 
+  -- a Fluence Pod with this select-policy, written to HOME/job.yaml
+  local function pod_job(policy)
+    return cli.write(home .. "/job.yaml", ([[
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  annotations:
+    fluence.flux-framework.org/select-policy: "%s"
+spec:
+  schedulerName: fluence
+  containers: [{name: c, image: x}]
+]]):format(policy))
+  end
+
   it("runs a live provider only when a backend has what it enriches (braket-live: a device_arn)", function()
     local dir = cli.tmpdir()
     local job = cli.write(dir .. "/job.yaml", ([[
@@ -96,17 +111,7 @@ spec: {schedulerName: fluence, containers: [{name: c, image: x}]}
   end)
 
   it("fails as a whole, with nothing on stdout, pointing at the failing stage", function()
-    local job = cli.write(home .. "/job.yaml", [[
-apiVersion: v1
-kind: Pod
-metadata:
-  name: p
-  annotations:
-    fluence.flux-framework.org/select-policy: "require:min_memory_gb=24,min-queue"
-spec:
-  schedulerName: fluence
-  containers: [{name: c, image: x}]
-]])
+    local job = pod_job("require:min_memory_gb=24,min-queue")
     local r = select{ "-f", job, "--attributes", EX .. "/quickstart/attributes.yaml", "--offline" }
     assert.are.equal(1, r.code)
     assert.are.equal("", r.out)
@@ -118,17 +123,7 @@ spec:
   end)
 
   it("reports a bad policy with a caret and the input exit code", function()
-    local job = cli.write(home .. "/job.yaml", [[
-apiVersion: v1
-kind: Pod
-metadata:
-  name: p
-  annotations:
-    fluence.flux-framework.org/select-policy: "require:min_memory_gb=24,min-kost"
-spec:
-  schedulerName: fluence
-  containers: [{name: c, image: x}]
-]])
+    local job = pod_job("require:min_memory_gb=24,min-kost")
     local r = select{ "-f", job, "--attributes", EX .. "/quickstart/attributes.yaml", "--offline" }
     assert.are.equal(3, r.code)
     assert.are.equal("", r.out)
@@ -168,17 +163,7 @@ spec:
   it("uses a user provider dropped into ~/.fluence/providers", function()
     os.execute("mkdir -p " .. cli.quote(home .. "/.fluence/providers"))
     os.execute("cp " .. cli.quote(EX .. "/providers/gpu-pricing.lua") .. " " .. cli.quote(home .. "/.fluence/providers/"))
-    local job = cli.write(home .. "/job.yaml", [[
-apiVersion: v1
-kind: Pod
-metadata:
-  name: p
-  annotations:
-    fluence.flux-framework.org/select-policy: "require:memory_gb>=24,min-cost"
-spec:
-  schedulerName: fluence
-  containers: [{name: c, image: x}]
-]])
+    local job = pod_job("require:memory_gb>=24,min-cost")
     local r = select{ "-f", job, "--provider", "gpu-pricing", "--offline",
                       env = { FLUENCE_GPU_CATALOG = EX .. "/gpu-catalog/catalog.csv" } }
     assert.are.equal(0, r.code, r.err)
@@ -203,17 +188,7 @@ return { name = "broken", description = "fails",
   it("accepts a provider's attribute that looks like a typo of a well-known one", function()
     local attrs = cli.write(home .. "/a.yaml", "backends:\n- name: x\n  attributes: {host: 2}\n" ..
                             "- name: y\n  attributes: {host: 1}\n")
-    local job = cli.write(home .. "/job.yaml", [[
-apiVersion: v1
-kind: Pod
-metadata:
-  name: p
-  annotations:
-    fluence.flux-framework.org/select-policy: "min-host"
-spec:
-  schedulerName: fluence
-  containers: [{name: c, image: x}]
-]])
+    local job = pod_job("min-host")
     local r = select{ "-f", job, "--attributes", attrs, "--offline" }
     assert.are.equal(0, r.code, r.err)
     assert.are.equal("y", docs(r.out)[1].metadata.annotations[P .. "require-backend"])
@@ -245,17 +220,7 @@ spec:
 return { name = "crash", description = "crashes",
   compile = function() return function(backends) return backends.nope.x end end }
 ]])
-    local job = cli.write(home .. "/job.yaml", [[
-apiVersion: v1
-kind: Pod
-metadata:
-  name: p
-  annotations:
-    fluence.flux-framework.org/select-policy: "crash"
-spec:
-  schedulerName: fluence
-  containers: [{name: c, image: x}]
-]])
+    local job = pod_job("crash")
     local r = select{ "-f", job, "--attributes", EX .. "/quickstart/attributes.yaml", "--offline" }
     assert.are.equal(3, r.code, r.err)
     assert.are.equal("", r.out)
