@@ -34,17 +34,7 @@ local function refused(r, code, pattern)
   assert.is_true(r.secs < 60)
 end
 
-local POD = [[
-apiVersion: v1
-kind: Pod
-metadata:
-  name: p
-  annotations:
-    fluence.flux-framework.org/select-policy: "%s"
-spec:
-  schedulerName: fluence
-  containers: [{name: c, image: x}]
-]]
+local POD = cli.POD
 
 describe("hostile input", function()
   local dir

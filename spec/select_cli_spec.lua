@@ -26,17 +26,7 @@ describe("fluence select", function()
 
   -- a Fluence Pod with this select-policy, written to HOME/job.yaml
   local function pod_job(policy)
-    return cli.write(home .. "/job.yaml", ([[
-apiVersion: v1
-kind: Pod
-metadata:
-  name: p
-  annotations:
-    fluence.flux-framework.org/select-policy: "%s"
-spec:
-  schedulerName: fluence
-  containers: [{name: c, image: x}]
-]]):format(policy))
+    return cli.write(home .. "/job.yaml", cli.POD:format(policy))
   end
 
   it("runs a live provider only when a backend has what it enriches (braket-live: a device_arn)", function()

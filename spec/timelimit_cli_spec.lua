@@ -15,17 +15,7 @@ local LIMIT = "ulimit -t 60; "
 -- under valgrind or the sanitizers everything around the limit is slower
 local SLOW = (os.getenv("FLUENCE_VALGRIND") or os.getenv("FLUENCE_SANITIZE")) and 3 or 1
 
-local POD = [[
-apiVersion: v1
-kind: Pod
-metadata:
-  name: p
-  annotations:
-    fluence.flux-framework.org/select-policy: "%s"
-spec:
-  schedulerName: fluence
-  containers: [{name: c, image: x}]
-]]
+local POD = cli.POD
 
 local function esc(s) return (s:gsub("%p", "%%%0")) end
 

@@ -27,8 +27,20 @@ function M.write(path, data)
   return path
 end
 
--- A fresh temporary directory, removed by M.cleanup().
-local made = {}
+-- A Fluence Pod whose select-policy is %s (POD:format(policy)): the
+-- smallest object a selection concerns, for specs of the CLI.
+M.POD = [[
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  annotations:
+    fluence.flux-framework.org/select-policy: "%s"
+spec:
+  schedulerName: fluence
+  containers: [{name: c, image: x}]
+]]
+
 -- The non-empty lines of s, in order.
 function M.lines(s)
   local out = {}
@@ -36,6 +48,8 @@ function M.lines(s)
   return out
 end
 
+-- A fresh temporary directory, removed by M.cleanup().
+local made = {}
 function M.tmpdir()
   local p = os.tmpname()
   os.remove(p)
@@ -43,6 +57,7 @@ function M.tmpdir()
   made[#made + 1] = p
   return p
 end
+
 function M.cleanup()
   for _, p in ipairs(made) do os.execute("rm -rf " .. quote(p)) end
   made = {}
