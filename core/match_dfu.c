@@ -382,6 +382,21 @@ static int monotone(const skey *first, ptrdiff_t n, bool hi)
     return up ? 1 : down ? -1 : 0;
 }
 
+/* std::sort proper (keys neither in order nor reversed, or not looked at) */
+static void introsort_keys(skey *first, skey *last, bool hi)
+{
+    ptrdiff_t n = last - first;
+    int lg = 0;
+    for (ptrdiff_t k = n; k > 1; k >>= 1) lg++;
+    introsort_loop(first, last, 2 * lg, hi);
+    if (n > 16) {
+        insertion_sort(first, first + 16, hi);
+        for (skey *i = first + 16; i != last; ++i) unguarded_linear_insert(i, hi);
+    } else {
+        insertion_sort(first, last, hi);
+    }
+}
+
 static void sort_keys(skey *first, skey *last, bool hi)
 {
     ptrdiff_t n = last - first;
@@ -392,15 +407,7 @@ static void sort_keys(skey *first, skey *last, bool hi)
         for (skey *a = first, *b = last - 1; a < b; a++, b--) sk_swap(a, b);
         return;
     }
-    int lg = 0;
-    for (ptrdiff_t k = n; k > 1; k >>= 1) lg++;
-    introsort_loop(first, last, 2 * lg, hi);
-    if (last - first > 16) {
-        insertion_sort(first, first + 16, hi);
-        for (skey *i = first + 16; i != last; ++i) unguarded_linear_insert(i, hi);
-    } else {
-        insertion_sort(first, last, hi);
-    }
+    introsort_keys(first, last, hi);
 }
 
 #undef LESS
@@ -410,37 +417,35 @@ static int std_sort(egroup *g, const int64_t *sortkey, uint32_t n, bool hi)
 {
     if (n < 2) return 0;
     skey stack_keys[64];
-    egroup stack_tmp[64];
     skey *keys = n <= 64 ? stack_keys : malloc((size_t)n * sizeof *keys);
-    egroup *tmp = n <= 64 ? stack_tmp : malloc((size_t)n * sizeof *tmp);
-    if (!keys || !tmp) {
-        if (keys != stack_keys) free(keys);
-        if (tmp != stack_tmp) free(tmp);
-        return -1;
-    }
+    if (!keys) return -1;
     for (uint32_t i = 0; i < n; i++) {
         keys[i].score = sortkey ? sortkey[i] : g[i].score;
         keys[i].idx = i;
     }
-    /* in order already, or reversed: moved in place (a node's leaves) */
+    /* in order already, or reversed (a node's leaves): moved in place */
     int mono = monotone(keys, n, hi);
-    if (mono != 0) {
-        if (mono < 0)
-            for (egroup *a = g, *b = g + n - 1; a < b; a++, b--) {
-                egroup t = *a;
-                *a = *b;
-                *b = t;
-            }
-        if (keys != stack_keys) free(keys);
-        if (tmp != stack_tmp) free(tmp);
-        return 0;
+    int rc = 0;
+    if (mono < 0) {
+        for (egroup *a = g, *b = g + n - 1; a < b; a++, b--) {
+            egroup t = *a;
+            *a = *b;
+            *b = t;
+        }
+    } else if (mono == 0) {
+        egroup stack_tmp[64];
+        egroup *tmp = n <= 64 ? stack_tmp : malloc((size_t)n * sizeof *tmp);
+        if (!tmp) {
+            rc = -1;
+        } else {
+            introsort_keys(keys, keys + n, hi);
+            memcpy(tmp, g, (size_t)n * sizeof *tmp);
+            for (uint32_t i = 0; i < n; i++) g[i] = tmp[keys[i].idx];
+            if (tmp != stack_tmp) free(tmp);
+        }
     }
-    sort_keys(keys, keys + n, hi);
-    memcpy(tmp, g, (size_t)n * sizeof *tmp);
-    for (uint32_t i = 0; i < n; i++) g[i] = tmp[keys[i].idx];
     if (keys != stack_keys) free(keys);
-    if (tmp != stack_tmp) free(tmp);
-    return 0;
+    return rc;
 }
 
 int m_std_sort(int64_t *keys, uint32_t *idx, uint32_t n, bool descending)

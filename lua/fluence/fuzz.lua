@@ -200,6 +200,9 @@ end
 local json_text
 do
   local lpeg = require "lpeg"
+  -- nesting deeper than the scanner's 512 levels is refused by it: LPeg's
+  -- backtrack stack is sized for that
+  lpeg.setmaxstack(16 * 512)
   local P, R, S, V = lpeg.P, lpeg.R, lpeg.S, lpeg.V
   local ws = S" \t\n\r"^0
   local hex = R("09", "af", "AF")
@@ -215,11 +218,8 @@ do
   }
 end
 
--- Is data JSON text (RFC 8259: the grammar, in UTF-8)?  Nesting deeper than
--- the scanner's 512 levels is refused by it, so LPeg's stack is sized for that.
+-- Is data JSON text (RFC 8259: the grammar, in UTF-8)?
 function fuzz.is_json_text(data)
-  local lpeg = require "lpeg"
-  lpeg.setmaxstack(16 * 512)
   return utf8.len(data) ~= nil and json_text:match(data) ~= nil
 end
 
