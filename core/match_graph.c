@@ -581,18 +581,25 @@ static int64_t idmap_get(loadctx *c, const char *k)
     return -1;
 }
 
+/* Fluxion reads id, uniq_id, rank, size and status with jansson's "I",
+ * which takes JSON integers only: 2.0 and 3e32 are rejected there, so they
+ * are here (3e32 was once cast to int64_t, undefined behaviour found by make
+ * fuzz), and so is an integer beyond int64_t, which jansson will not parse. */
 static int read_int(scan *s, int64_t *out, const char *what)
 {
     double d;
-    int isint;
-    if (!peek(s, '-') && !(s->p < s->end && *s->p >= '0' && *s->p <= '9')) {
+    int isint = 0;
+    ws(s);
+    const char *at = s->p;
+    int number = peek(s, '-') || (s->p < s->end && *s->p >= '0' && *s->p <= '9');
+    if (number && jnumber(s, &d, out, &isint) < 0) return -1;
+    if (!number || !isint || errno == ERANGE) { /* jnumber's strtoll sets errno */
         char m[96];
         snprintf(m, sizeof m, "%s must be an integer", what);
+        s->p = at;
         sfail(s, m);
         return -1;
     }
-    if (jnumber(s, &d, out, &isint) < 0) return -1;
-    if (!isint) *out = (int64_t)d;
     return 0;
 }
 
