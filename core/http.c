@@ -63,7 +63,7 @@ static struct http_transfer *prepare(lua_State *L, int req)
     const char *method = opt_string(L, req, "method");
     double timeout = opt_number(L, req, "timeout", 30);
     double connect_timeout = opt_number(L, req, "connect_timeout", 10);
-    size_t max_body = (size_t)opt_number(L, req, "max_body", (double)DEFAULT_MAX_BODY);
+    double max_body = opt_number(L, req, "max_body", (double)DEFAULT_MAX_BODY);
     struct http_transfer *t = http_transfer_new(L, url, timeout, connect_timeout, max_body);
     lua_pushvalue(L, req);            /* keep the request's strings alive */
     lua_setiuservalue(L, -2, 1);

@@ -90,8 +90,16 @@ static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_
 }
 
 struct http_transfer *http_transfer_new(lua_State *L, const char *url, double timeout,
-                                        double connect_timeout, size_t max_body)
+                                        double connect_timeout, double max_body)
 {
+    /* The numbers may come from a plugin's request table: out of range,
+     * casting them to long or size_t would be undefined behaviour.  1e9 s
+     * (31 years) is beyond any wait and keeps milliseconds inside a long. */
+    if (!(timeout >= 0 && timeout <= 1e9)) luaL_error(L, "http request: timeout must be a number from 0 to 1000000000");
+    if (!(connect_timeout >= 0 && connect_timeout <= 1e9))
+        luaL_error(L, "http request: connect_timeout must be a number from 0 to 1000000000");
+    if (!(max_body >= 0 && max_body <= 0x1p53))
+        luaL_error(L, "http request: max_body must be a number from 0 to 9007199254740992");
     lazylib_curl(L);
     struct http_transfer *t = lua_newuserdatauv(L, sizeof *t, 1);
     memset(t, 0, sizeof *t);
@@ -101,7 +109,7 @@ struct http_transfer *http_transfer_new(lua_State *L, const char *url, double ti
     }
     lua_setmetatable(L, -2);
     if (!(t->easy = curl_easy_init())) luaL_error(L, "cannot create a curl handle");
-    t->max_body = max_body;
+    t->max_body = (size_t)max_body;
     CURL *e = t->easy;
     curl_easy_setopt(e, CURLOPT_URL, url);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->errbuf);
@@ -143,7 +151,7 @@ int http_transfer_result(lua_State *L, struct http_transfer *t, CURLcode rc, con
     if (rc != CURLE_OK) {
         lua_pushnil(L);
         if (t->too_big)
-            lua_pushfstring(L, "%s: answer larger than %d bytes", what, (int)t->max_body);
+            lua_pushfstring(L, "%s: answer larger than %I bytes", what, (lua_Integer)t->max_body);
         else
             lua_pushfstring(L, "%s: %s", what, t->errbuf[0] ? t->errbuf : curl_easy_strerror(rc));
         return 2;

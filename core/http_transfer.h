@@ -21,9 +21,10 @@ struct http_transfer {
 /* [-0, +1, e]  A new transfer with the common options set: URL, error
  * buffer, no signals, http(s) only, total and connect timeouts (seconds),
  * response callbacks (bodies over max_body fail), compression, user agent,
- * and no proxy from the environment (it would send credentials elsewhere). */
+ * and no proxy from the environment (it would send credentials elsewhere).
+ * Raises an error for a timeout outside 0..1e9 s or max_body outside 0..2^53. */
 struct http_transfer *http_transfer_new(lua_State *L, const char *url, double timeout,
-                                        double connect_timeout, size_t max_body);
+                                        double connect_timeout, double max_body);
 
 /* Appends a request header line ("Name: value"); 0 when out of memory. */
 int http_transfer_header(struct http_transfer *t, const char *line);

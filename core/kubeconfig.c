@@ -829,7 +829,7 @@ static struct http_transfer *prepare(lua_State *L, struct config *c, int req)
     curl_free(port);
     curl_url_cleanup(u);
 
-    struct http_transfer *r = http_transfer_new(L, url, timeout, ctimeout, (size_t)max_body);
+    struct http_transfer *r = http_transfer_new(L, url, timeout, ctimeout, max_body);
     int ri = lua_gettop(L);
     CURL *e = r->easy;
     curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
@@ -968,6 +968,7 @@ static int kube_request_many(lua_State *L)
 static int kube_sleep(lua_State *L)
 {
     double s = luaL_checknumber(L, 1);
+    if (s > 3600) s = 3600;   /* and inf: casting it to time_t is undefined */
     if (s > 0) {
         struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}

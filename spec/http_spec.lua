@@ -41,6 +41,21 @@ describe("fluence.http", function()
     assert.matches("larger than 1000 bytes", err)
   end)
 
+  -- a plugin's numbers reach C: out of range they were cast to long/size_t,
+  -- undefined behaviour (UBSan aborts on it); now they are a clear error
+  for _, bad in ipairs {
+    { timeout = 1e300 }, { timeout = -1 }, { connect_timeout = 0 / 0 }, { max_body = -5 }, { max_body = 1e30 },
+  } do
+    local key, value = next(bad)
+    it("refuses " .. key .. " = " .. tostring(value) .. " before any request is made", function()
+      local req = { url = base .. "/" }
+      req[key] = value
+      local ok, err = pcall(http.request, req)
+      assert.is_false(ok)
+      assert.matches("http request: " .. key .. " must be a number from 0 to %d+$", err)
+    end)
+  end
+
   it("reports connection failures", function()
     local r, err = http.request{ url = "http://127.0.0.1:1/", timeout = 2 }
     assert.is_nil(r)

@@ -161,7 +161,7 @@ describe("kubeclient against faults a real server cannot be made to produce (sta
     assert.are.equal(90, kubeclient.parse_timeout("1m30s"))
     assert.are.equal(0.5, kubeclient.parse_timeout("500ms"))
     assert.are.equal(3600, kubeclient.parse_timeout("1h"))
-    for _, bad in ipairs{ "soon", "-1", "1d", "5x" } do
+    for _, bad in ipairs{ "soon", "-1", "1d", "5x", "1e12" } do
       local ok, e = pcall(kubeclient.parse_timeout, bad)
       assert.is_false(ok)
       assert.are.equal(sys.EXIT.USAGE, e.code)

@@ -108,6 +108,9 @@ function M.parse_timeout(v)
   if not n or n < 0 or n ~= n or n == math.huge or (type(v) == "string" and v:match("^%s*0[xX]")) then
     errors.raise("USAGE", "--request-timeout: %q is not a duration (seconds, or like 30s, 1m, 500ms)", tostring(v))
   end
+  if n > 1e9 then -- the HTTP binding takes at most 1e9 s (milliseconds must fit a long)
+    errors.raise("USAGE", "--request-timeout: %q is more than 1000000000 seconds", tostring(v))
+  end
   return n == 0 and 30 or n
 end
 
