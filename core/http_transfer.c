@@ -89,17 +89,20 @@ static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_
     return 0;
 }
 
+/* The numbers may come from a plugin's request table: out of range (or
+ * NaN), casting them to long or size_t would be undefined behaviour. */
+static void check_range(lua_State *L, const char *key, double v, double max)
+{
+    if (!(v >= 0 && v <= max)) luaL_error(L, "http request: %s must be a number from 0 to %I", key, (lua_Integer)max);
+}
+
 struct http_transfer *http_transfer_new(lua_State *L, const char *url, double timeout,
                                         double connect_timeout, double max_body)
 {
-    /* The numbers may come from a plugin's request table: out of range,
-     * casting them to long or size_t would be undefined behaviour.  1e9 s
-     * (31 years) is beyond any wait and keeps milliseconds inside a long. */
-    if (!(timeout >= 0 && timeout <= 1e9)) luaL_error(L, "http request: timeout must be a number from 0 to 1000000000");
-    if (!(connect_timeout >= 0 && connect_timeout <= 1e9))
-        luaL_error(L, "http request: connect_timeout must be a number from 0 to 1000000000");
-    if (!(max_body >= 0 && max_body <= 0x1p53))
-        luaL_error(L, "http request: max_body must be a number from 0 to 9007199254740992");
+    /* 1e9 s (31 years) is beyond any wait and keeps milliseconds inside a long */
+    check_range(L, "timeout", timeout, 1e9);
+    check_range(L, "connect_timeout", connect_timeout, 1e9);
+    check_range(L, "max_body", max_body, 0x1p53);
     lazylib_curl(L);
     struct http_transfer *t = lua_newuserdatauv(L, sizeof *t, 1);
     memset(t, 0, sizeof *t);

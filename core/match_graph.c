@@ -366,8 +366,10 @@ static int skip_literal(scan *s, const char *lit)
     return -1;
 }
 
-/* Number: returns 0 and sets *v (integer part semantics), *isint. */
-static int jnumber(scan *s, double *v, int64_t *iv, int *isint)
+/* Number: returns 0 after a valid JSON number.  *isint says it is an
+ * integer (no fraction or exponent) within int64_t, whose value is *iv: the
+ * only numbers the loader keeps (see read_int). */
+static int jnumber(scan *s, int64_t *iv, int *isint)
 {
     ws(s);
     const char *q = s->p;
@@ -383,19 +385,14 @@ static int jnumber(scan *s, double *v, int64_t *iv, int *isint)
     memcpy(tmp, s->p, n);
     tmp[n] = 0;
     s->p = q;
-    *isint = strpbrk(tmp, ".eE") == NULL;
     char *e;
-    errno = 0;
-    if (*isint) {
-        long long x = strtoll(tmp, &e, 10);
-        *iv = x;
-        *v = (double)x;
+    if (strpbrk(tmp, ".eE")) {
+        (void)strtod(tmp, &e);
+        *isint = 0;
     } else {
-        *v = strtod(tmp, &e);
-        /* out of int64's range (1e58: found by make fuzz) is clamped, not UB */
-        if (!(*v > -9.2e18)) *iv = INT64_MIN;
-        else if (!(*v < 9.2e18)) *iv = INT64_MAX;
-        else *iv = (int64_t)*v;
+        errno = 0;
+        *iv = strtoll(tmp, &e, 10);
+        *isint = errno != ERANGE;
     }
     if (*e) {
         sfail(s, "bad number");
@@ -454,10 +451,9 @@ static int skip_value(scan *s, int depth)
     if (c == 't') return skip_literal(s, "true");
     if (c == 'f') return skip_literal(s, "false");
     if (c == 'n') return skip_literal(s, "null");
-    double d;
     int64_t i;
     int isint;
-    return jnumber(s, &d, &i, &isint);
+    return jnumber(s, &i, &isint);
 }
 
 /* Iterates an object: call first with *first = 1; returns 1 with the key in
@@ -587,13 +583,12 @@ static int64_t idmap_get(loadctx *c, const char *k)
  * fuzz), and so is an integer beyond int64_t, which jansson will not parse. */
 static int read_int(scan *s, int64_t *out, const char *what)
 {
-    double d;
     int isint = 0;
     ws(s);
     const char *at = s->p;
     int number = peek(s, '-') || (s->p < s->end && *s->p >= '0' && *s->p <= '9');
-    if (number && jnumber(s, &d, out, &isint) < 0) return -1;
-    if (!number || !isint || errno == ERANGE) { /* jnumber's strtoll sets errno */
+    if (number && jnumber(s, out, &isint) < 0) return -1;
+    if (!isint) {
         char m[96];
         snprintf(m, sizeof m, "%s must be an integer", what);
         s->p = at;
