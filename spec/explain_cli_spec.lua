@@ -37,17 +37,7 @@ describe("fluence explain", function()
 
   it("explains a failure and exits 1", function()
     local dir = cli.tmpdir()
-    local job = cli.write(dir .. "/job.yaml", [[
-apiVersion: v1
-kind: Pod
-metadata:
-  name: p
-  annotations:
-    fluence.flux-framework.org/select-policy: "require:memory_gb>=100"
-spec:
-  schedulerName: fluence
-  containers: [{name: c, image: x}]
-]])
+    local job = cli.write(dir .. "/job.yaml", cli.POD:format("require:memory_gb>=100"))
     local r = cli.run{ "explain", "-f", job, "--attributes", EX .. "/quickstart/attributes.yaml", "--offline",
                        env = env }
     cli.cleanup()

@@ -11,17 +11,7 @@ describe("numeric options", function()
   local dir, job, attrs
   setup(function()
     dir = cli.tmpdir()
-    job = cli.write(dir .. "/job.yaml", [[
-apiVersion: v1
-kind: Pod
-metadata:
-  name: p
-  annotations:
-    fluence.flux-framework.org/select-policy: min-cost
-spec:
-  schedulerName: fluence
-  containers: [{name: c, image: x}]
-]])
+    job = cli.write(dir .. "/job.yaml", cli.POD:format("min-cost"))
     attrs = cli.write(dir .. "/attrs.yaml", [[
 version: 1
 backends:
