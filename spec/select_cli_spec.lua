@@ -175,6 +175,21 @@ return { name = "broken", description = "fails",
     assert.matches("broken%.lua:4: attempt to index a nil value", r.err)
   end)
 
+  it("names the provider's line when an API call refuses its arguments", function()
+    os.execute("mkdir -p " .. cli.quote(home .. "/.fluence/providers"))
+    cli.write(home .. "/.fluence/providers/impatient.lua", [[
+return { name = "impatient", description = "asks for a negative timeout",
+  candidates = function(ctx)
+    local r = ctx.api.http.request{ url = "http://127.0.0.1:1/", timeout = -1 }
+    return {}
+  end }
+]])
+    local r = select{ "-f", EX .. "/quantum/gang.yaml", "--provider", "impatient", "--offline" }
+    assert.are.equal(3, r.code)
+    assert.are.equal("", r.out)
+    assert.matches("impatient%.lua:3: http request: timeout must be a number from 0 to 1000000000\n$", r.err)
+  end)
+
   it("accepts a provider's attribute that looks like a typo of a well-known one", function()
     local attrs = cli.write(home .. "/a.yaml", "backends:\n- name: x\n  attributes: {host: 2}\n" ..
                             "- name: y\n  attributes: {host: 1}\n")

@@ -29,18 +29,25 @@
 local sys = require "fluence.sys"
 -- read-only views (core/readonly.c): providers cannot replace what other
 -- providers use
-local readonly = require("fluence.sandbox").readonly
+local sandbox = require "fluence.sandbox"
+local readonly = sandbox.readonly
 
 local M = {}
 
--- f, with the plugin's clock stopped while it runs.
+-- f, with the plugin's clock stopped while it runs.  A message f raises
+-- without a place (a C check: "http request: timeout must be ...") gets the
+-- plugin's line that called it.
 local timelimit = require "fluence.timelimit"
 local function waiting(f)
   return function(...)
     timelimit.pause()
     local r = table.pack(pcall(f, ...))
     timelimit.resume()
-    if not r[1] then error(r[2], 0) end
+    if not r[1] then
+      local e = r[2]
+      if type(e) == "string" and not e:match("^[^\n]-:%d+: ") then e = sandbox.where() .. e end
+      error(e, 0)
+    end
     return table.unpack(r, 2, r.n)
   end
 end

@@ -108,6 +108,7 @@ local function where()
   end
   return fallback or ""
 end
+sandbox.where = where
 
 -- The call ran out of time: remember where (the first place that noticed,
 -- or the "FILE:LINE: " a C check put in its message) and raise again.  Every
