@@ -142,6 +142,9 @@ bench: deps-test all
 # runs lua/fluence/fuzz.lua's target per input in a fresh runtime.  Seeds
 # live in fuzz/corpus/TARGET; findings land in build-fuzz/.
 FUZZ_TARGETS := yaml json manifest policy attributes kubeconfig offerings jobspec jgf braket kubelists
+# Targets that read YAML fuzz with fuzz/dict/yaml.dict (anchors, aliases,
+# merge keys), plus fuzz/dict/TARGET.dict when there is one (kubeconfig keys).
+FUZZ_YAML    := yaml manifest attributes kubeconfig offerings
 FUZZ_TIME    ?= 30
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
                 -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
@@ -156,8 +159,12 @@ fuzz-build:
 fuzz: deps-fuzz fuzz-build
 	@for t in $(FUZZ_TARGETS); do \
 	  mkdir -p build-fuzz/corpus/$$t fuzz/corpus/$$t; \
-	  echo "fuzz: $$t for $(FUZZ_TIME) s"; \
+	  dict=build-fuzz/$$t.dict; rm -f $$dict; \
+	  case " $(FUZZ_YAML) " in *" $$t "*) cat fuzz/dict/yaml.dict >> $$dict;; esac; \
+	  [ ! -f fuzz/dict/$$t.dict ] || cat fuzz/dict/$$t.dict >> $$dict; \
+	  echo "fuzz: $$t for $(FUZZ_TIME) s$$([ -f $$dict ] && echo ", dictionary $$dict")"; \
 	  build-fuzz/fuzz-$$t -max_total_time=$(FUZZ_TIME) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+	    $$([ -f $$dict ] && echo "-dict=$$dict") \
 	    -print_final_stats=1 -artifact_prefix=build-fuzz/crash-$$t- \
 	    build-fuzz/corpus/$$t fuzz/corpus/$$t 2>build-fuzz/fuzz-$$t.log \
 	    || { tail -n 40 build-fuzz/fuzz-$$t.log; exit 1; }; \

@@ -28,7 +28,7 @@ struct mnode {
     size_t start, end;              /* byte offsets into the text */
     size_t val, len;                /* scalar: value in the arena; alias: target node */
     size_t first, next, last, count;
-    double weight;                  /* nodes it stands for, aliases expanded */
+    double weight;                  /* what it stands for, aliases expanded (yaml_limits.h) */
 };
 
 struct mtree {
@@ -54,6 +54,7 @@ struct mparse {
     size_t len;
     size_t cur_char, cur_byte;      /* cursor mapping character index -> byte */
     size_t prev_end;                /* byte offset where the next document begins */
+    double expanded;                /* weight the stream's aliases stand for (yaml_limits.h) */
     struct mtree tree;
 };
 

@@ -6,17 +6,17 @@
  * forward (and, rarely, backward) between successive marks, so converting
  * every mark of a stream costs time linear in its size.
  *
- * Hostile input: duplicate keys are an error; an alias may only name a node
- * that is complete (no recursive structures); the total size aliases expand
- * to is bounded (no "billion laughs"); nesting depth is bounded. */
+ * Hostile input (yaml_limits.h): duplicate keys are an error; an alias may
+ * only name a node that is complete (no recursive structures); the total size
+ * the aliases of a stream expand to is bounded by the stream's size (no
+ * "billion laughs"); nesting depth is bounded.  Merge keys are followed at
+ * lookup (mt_get), a bounded number of levels deep. */
 #include <stdlib.h>
 #include <string.h>
 #include <lauxlib.h>
 #include "location.h"
 #include "manifest.h"
-
-#define MAX_DEPTH 256
-#define MAX_EXPANDED 10000000.0
+#include "yaml_limits.h"
 
 void *me_grow(lua_State *L, void *p, size_t *cap, size_t need, size_t size)
 {
@@ -370,13 +370,21 @@ static void check_keys(lua_State *L, struct mparse *p, size_t map)
     }
 }
 
-static void add_weight(lua_State *L, struct mparse *p, size_t i, double *total)
+/* Adds node i's weight to its open collection's. */
+static void add_weight(struct mtree *t, size_t i)
 {
-    struct mtree *t = &p->tree;
-    *total += t->nodes[i].weight;
-    if (*total > MAX_EXPANDED)
-        mp_error(L, p, t->nodes[i].start, "aliases expand to too large a document (a \"billion laughs\" attack?)");
     if (t->depth) t->nodes[t->stack[t->depth - 1]].weight += t->nodes[i].weight;
+}
+
+/* An alias naming no complete node: is its anchor on a collection still
+ * open, that is, would the alias be inside what it names? */
+static int names_open_node(const struct mtree *t, const char *name)
+{
+    for (size_t d = 0; d < t->depth; d++) {
+        const struct mnode *n = &t->nodes[t->stack[d]];
+        if ((n->flags & MF_ANCHORED) && strcmp(t->arena + n->val, name) == 0) return 1;
+    }
+    return 0;
 }
 
 /* Reads the next document into p->tree.  Returns 0 at the end of the stream. */
@@ -397,7 +405,6 @@ int mp_next_doc(lua_State *L, struct mparse *p, struct mdoc *doc)
     if (t->anchcap) memset(t->anchors, 0, t->anchcap * sizeof *t->anchors);
     doc->start = p->prev_end;
     doc->root = 0;
-    double total = 0;
     for (;;) {
         next_event(L, p);
         yaml_event_t *ev = &p->event;
@@ -409,12 +416,21 @@ int mp_next_doc(lua_State *L, struct mparse *p, struct mdoc *doc)
             if (!doc->root && t->n > 1) doc->root = 1;
             return 1;
         case YAML_ALIAS_EVENT: {
-            size_t target = anchor_get(t, (const char *)ev->data.alias.anchor);
-            if (!target) mp_error(L, p, to_byte(p, ev->start_mark.index), "unknown alias (or an alias inside its own anchor)");
+            const char *name = (const char *)ev->data.alias.anchor;
+            size_t target = anchor_get(t, name);
+            if (!target) {
+                size_t at = to_byte(p, ev->start_mark.index);
+                if (!names_open_node(t, name)) mp_error(L, p, at, "unknown alias");
+                lua_pushfstring(L, "alias *%s names a node that contains it (a recursive alias)", name);
+                mp_error(L, p, at, lua_tostring(L, -1));
+            }
             i = new_node(L, p, MN_ALIAS, ev->start_mark, ev->end_mark);
             t->nodes[i].val = target;
             t->nodes[i].weight = t->nodes[target].weight;
-            add_weight(L, p, i, &total);
+            p->expanded += t->nodes[i].weight;
+            if (p->expanded > fluence_yaml_alias_budget(p->len))
+                mp_error(L, p, t->nodes[i].start, FLUENCE_YAML_TOO_BIG);
+            add_weight(t, i);
             break;
         }
         case YAML_SCALAR_EVENT: {
@@ -427,14 +443,15 @@ int mp_next_doc(lua_State *L, struct mparse *p, struct mdoc *doc)
             const char *tag = (const char *)ev->data.scalar.tag;
             if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || (tag && strcmp(tag, YAML_STR_TAG) == 0))
                 n->flags |= MF_STR;
+            n->weight = fluence_yaml_scalar_weight(n->len);
             anchor = (const char *)ev->data.scalar.anchor;
-            add_weight(L, p, i, &total);
+            add_weight(t, i);
             break;
         }
         case YAML_SEQUENCE_START_EVENT:
         case YAML_MAPPING_START_EVENT: {
             int map = ev->type == YAML_MAPPING_START_EVENT;
-            if (t->depth >= MAX_DEPTH) mp_error(L, p, to_byte(p, ev->start_mark.index), "nesting too deep");
+            if (t->depth >= FLUENCE_YAML_MAX_DEPTH) mp_error(L, p, to_byte(p, ev->start_mark.index), FLUENCE_YAML_TOO_DEEP);
             i = new_node(L, p, map ? MN_MAP : MN_SEQ, ev->start_mark, ev->end_mark);
             int flow = map ? ev->data.mapping_start.style == YAML_FLOW_MAPPING_STYLE
                            : ev->data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE;
@@ -458,12 +475,8 @@ int mp_next_doc(lua_State *L, struct mparse *p, struct mdoc *doc)
             struct mnode *n = &t->nodes[i];
             n->end = to_byte(p, ev->end_mark.index);
             if (n->type == MN_MAP) check_keys(L, p, i);
-            if (t->depth) {
-                t->nodes[t->stack[t->depth - 1]].weight += t->nodes[i].weight;
-            }
+            add_weight(t, i);
             if (t->nodes[i].flags & MF_ANCHORED) anchor_set(L, t, NULL, t->nodes[i].val, i);
-            if (t->nodes[i].weight > MAX_EXPANDED)
-                mp_error(L, p, t->nodes[i].start, "aliases expand to too large a document (a \"billion laughs\" attack?)");
             continue;
         }
         default:

@@ -10,19 +10,20 @@
  * decoded document re-encodes as JSON faithfully.  Errors are located
  * ("name:line:col: message" with the source line and a caret).
  *
- * Hostile input: duplicate keys are an error; nesting is limited; aliases are
- * shared (not copied) and the total size they would expand to is bounded, so
- * a "billion laughs" document fails fast instead of exhausting memory. */
+ * Hostile input (yaml_limits.h): duplicate keys are an error; nesting is
+ * limited; an alias inside its own anchor (a cycle) is refused; a merge key
+ * takes a mapping or a list of mappings and never recurses; aliases are
+ * shared (not copied) and the total size they would expand to is bounded by
+ * the input's size, so a "billion laughs" document fails fast instead of
+ * exhausting memory in whatever walks the value later. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
 #include <lauxlib.h>
 #include "location.h"
+#include "yaml_limits.h"
 #include "yaml_scalar.h"
-
-#define MAX_DEPTH 256
-#define MAX_EXPANDED 10000000.0   /* nodes an alias-expanded document may have */
 
 struct decoder {
     yaml_parser_t parser;
@@ -30,7 +31,7 @@ struct decoder {
     int have_event, parser_ready;
     const char *name, *text;
     size_t len;
-    double expanded;              /* nodes counting alias expansions */
+    double expanded, budget;      /* weight aliases stand for, and its bound (yaml_limits.h) */
     int anchors, marks;           /* stack indices: anchor name -> {value, weight}; marks table */
 };
 
@@ -74,19 +75,20 @@ static void push_mark(lua_State *L, yaml_mark_t m)
 
 static double parse_node(lua_State *L, struct decoder *d, int depth);
 
-/* Merges mapping at top of stack (source) into the mapping below it, keeping
- * keys that already exist (YAML merge key "<<"). */
-static void merge_into(lua_State *L, struct decoder *d, yaml_mark_t at)
+/* Is the table at idx a decoded sequence (not a mapping)? */
+static int is_sequence(lua_State *L, int idx)
 {
-    if (!lua_istable(L, -1)) fail_at(L, d, at, "merge key \"<<\" needs a mapping or a list of mappings");
-    int src = lua_gettop(L), dst = src - 1;
-    if (lua_rawlen(L, src) > 0) {            /* a sequence of mappings */
-        for (lua_Integer i = 1; lua_rawgeti(L, src, i) != LUA_TNIL; i++) {
-            merge_into(L, d, at);
-        }
-        lua_pop(L, 2);
-        return;
-    }
+    if (!lua_getmetatable(L, idx)) return 0;
+    lua_getfield(L, lua_upvalueindex(1), "array_mt");
+    int seq = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    return seq;
+}
+
+/* Copies the keys of mapping src that dst lacks into dst. */
+static void merge_map(lua_State *L, struct decoder *d, int dst, int src, yaml_mark_t at)
+{
+    if (!lua_istable(L, src) || is_sequence(L, src)) fail_at(L, d, at, FLUENCE_YAML_BAD_MERGE);
     lua_pushnil(L);
     while (lua_next(L, src)) {
         lua_pushvalue(L, -2);
@@ -97,18 +99,36 @@ static void merge_into(lua_State *L, struct decoder *d, yaml_mark_t at)
             lua_rawset(L, dst);
         } else lua_pop(L, 2);
     }
+}
+
+/* Merges the value at top of stack (a mapping, or a sequence of mappings,
+ * the earlier winning) into the mapping below it, keeping keys that already
+ * exist (YAML merge key "<<"), and pops it.  A sequence's members must be
+ * mappings: merging never recurses, whatever aliases the value holds. */
+static void merge_into(lua_State *L, struct decoder *d, yaml_mark_t at)
+{
+    int src = lua_gettop(L), dst = src - 1;
+    if (!lua_istable(L, src)) fail_at(L, d, at, FLUENCE_YAML_BAD_MERGE);
+    if (is_sequence(L, src)) {
+        for (lua_Integer i = 1; lua_rawgeti(L, src, i) != LUA_TNIL; i++) {
+            merge_map(L, d, dst, src + 1, at);
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+    } else merge_map(L, d, dst, src, at);
     lua_pop(L, 1);
 }
 
-/* Anchors are registered when their node starts (an alias inside may refer
- * to it) with weight 1; the real weight is set when the node ends. */
+/* Anchors are registered when their node starts with weight -1, "open": an
+ * alias inside would make the value contain itself, and is refused.  The
+ * real weight is set when the node ends. */
 static void register_anchor(lua_State *L, struct decoder *d, int name)
 {
     lua_pushvalue(L, name);
     lua_createtable(L, 2, 0);
     lua_pushvalue(L, -3);          /* the node's table, just below the name copy */
     lua_rawseti(L, -2, 1);
-    lua_pushnumber(L, 1);
+    lua_pushnumber(L, -1);
     lua_rawseti(L, -2, 2);
     lua_rawset(L, d->anchors);
 }
@@ -135,13 +155,13 @@ static void remember_anchor(lua_State *L, struct decoder *d, const yaml_char_t *
 }
 
 /* Parses the node starting at the current event; pushes its value and returns
- * its weight (number of nodes it stands for, aliases expanded). */
+ * its weight (what it stands for, aliases expanded: yaml_limits.h). */
 static double parse_node(lua_State *L, struct decoder *d, int depth)
 {
-    luaL_checkstack(L, 10, "YAML nesting");
     yaml_event_t *ev = &d->event;
     yaml_mark_t start = ev->start_mark;
-    if (depth > MAX_DEPTH) fail_at(L, d, start, "nesting too deep");
+    /* fail_at itself needs a few slots: asked for with the node's */
+    if (depth > FLUENCE_YAML_MAX_DEPTH || !lua_checkstack(L, 20)) fail_at(L, d, start, FLUENCE_YAML_TOO_DEEP);
     switch (ev->type) {
     case YAML_ALIAS_EVENT: {
         if (lua_getfield(L, d->anchors, (const char *)ev->data.alias.anchor) != LUA_TTABLE)
@@ -149,11 +169,15 @@ static double parse_node(lua_State *L, struct decoder *d, int depth)
         lua_rawgeti(L, -1, 2);
         double w = lua_tonumber(L, -1);
         lua_pop(L, 1);
+        if (w < 0) {
+            lua_pushfstring(L, "alias *%s names a node that contains it (a recursive alias)",
+                            (const char *)ev->data.alias.anchor);
+            fail_at(L, d, start, lua_tostring(L, -1));
+        }
         lua_rawgeti(L, -1, 1);
         lua_remove(L, -2);
         d->expanded += w;
-        if (d->expanded > MAX_EXPANDED)
-            fail_at(L, d, start, "aliases expand to too large a document (a \"billion laughs\" attack?)");
+        if (d->expanded > d->budget) fail_at(L, d, start, FLUENCE_YAML_TOO_BIG);
         return w;
     }
     case YAML_SCALAR_EVENT: {
@@ -170,9 +194,9 @@ static double parse_node(lua_State *L, struct decoder *d, int depth)
                 lua_getfield(L, lua_upvalueindex(1), "null");
             }
         }
-        remember_anchor(L, d, ev->data.scalar.anchor, 1);
-        d->expanded += 1;
-        return 1;
+        double w = fluence_yaml_scalar_weight(len);
+        remember_anchor(L, d, ev->data.scalar.anchor, w);
+        return w;
     }
     case YAML_SEQUENCE_START_EVENT: {
         yaml_char_t *anchor = ev->data.sequence_start.anchor;
@@ -196,7 +220,6 @@ static double parse_node(lua_State *L, struct decoder *d, int depth)
         }
         if (anchor) set_anchor_weight(L, d, name, w);
         lua_remove(L, name);
-        d->expanded += 1;
         return w;
     }
     case YAML_MAPPING_START_EVENT: {
@@ -257,7 +280,6 @@ static double parse_node(lua_State *L, struct decoder *d, int depth)
         lua_settop(L, map);
         if (anchor) set_anchor_weight(L, d, name, w);
         lua_remove(L, name);
-        d->expanded += 1;
         return w;
     }
     default:
@@ -286,6 +308,7 @@ static void decode_impl(lua_State *L, int all)
     d->name = name;
     d->text = text;
     d->len = len;
+    d->budget = fluence_yaml_alias_budget(len);                /* for every document together */
     lua_newtable(L);                                           /* 4: anchors */
     d->anchors = 4;
     lua_getfield(L, lua_upvalueindex(1), "marks");             /* 5: marks (weak) */
@@ -299,7 +322,6 @@ static void decode_impl(lua_State *L, int all)
         next_event(L, d);
         lua_newtable(L);                    /* anchors are per document */
         lua_replace(L, d->anchors);
-        d->expanded = 0;
         parse_node(L, d, 0);
         lua_rawseti(L, 6, ++ndocs);
         next_event(L, d);                   /* DOCUMENT-END */
