@@ -39,6 +39,7 @@
 #include "lazylib.h"
 #include <lauxlib.h>
 #include "aws_sigv4.h"
+#include "readfile.h"
 #include "strbuf.h"
 
 #define CREDS_MT "fluence.aws.credentials"
@@ -669,8 +670,9 @@ static const char *env_get(lua_State *L, int env, const char *name)
     return v && *v ? v : NULL;
 }
 
-/* [-0, +1, m]  Reads a whole file into a wiped-on-collect buffer.
- * Returns 0 or an errno value (the buffer is then empty). */
+/* [-0, +1, m]  Reads a whole file (a regular one, at most MAX_FILE bytes:
+ * readfile.h) into a wiped-on-collect buffer.  Returns 0 or an errno value
+ * (the buffer is then empty). */
 static int read_secret_file(lua_State *L, const char *path, struct secretbuf **out)
 {
     struct secretbuf *b = lua_newuserdatauv(L, sizeof *b, 0);
@@ -678,25 +680,7 @@ static int read_secret_file(lua_State *L, const char *path, struct secretbuf **o
     luaL_setmetatable(L, SECRET_MT);
     *out = b;
     if (!path) return ENOENT;
-    FILE *f = fopen(path, "rb");
-    if (!f) return errno;
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0) {
-        int e = errno;
-        fclose(f);
-        return e;
-    }
-    if (!S_ISREG(st.st_mode) || st.st_size > MAX_FILE) {
-        fclose(f);
-        return S_ISDIR(st.st_mode) ? EISDIR : EFBIG;
-    }
-    b->p = malloc((size_t)st.st_size + 1);
-    if (!b->p) { fclose(f); return ENOMEM; }
-    b->n = fread(b->p, 1, (size_t)st.st_size, f);
-    b->p[b->n] = 0;
-    int e = ferror(f) ? EIO : 0;
-    fclose(f);
-    return e;
+    return fluence_readfile(path, MAX_FILE, FLUENCE_READ_SECRET | FLUENCE_READ_REGULAR, &b->p, &b->n);
 }
 
 static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
@@ -754,7 +738,8 @@ static int ini_get(const char *text, size_t len, const char *profile, int config
 /* A file's status for messages: "missing", "unreadable: ..." or "read". */
 static const char *file_status(int err)
 {
-    return err == 0 ? "read" : err == ENOENT ? "missing" : strerror(err);
+    return err == 0 ? "read" : err == ENOENT ? "missing" : err == ENODEV ? "not a regular file"
+         : err == EFBIG ? "larger than 1 MiB" : strerror(err);
 }
 
 static void set_from_ini(lua_State *L, struct secretbuf *b, const char *profile, int config,

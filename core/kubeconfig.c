@@ -40,11 +40,11 @@
 #include <jansson.h>
 #include <lauxlib.h>
 #include "http_transfer.h"
+#include "readfile.h"
 
 extern char **environ;
 
 #define CONFIG_MT "fluence.kube.config"
-#define MAX_FILE (16L * 1024 * 1024)
 #define EXEC_TIMEOUT_MS 60000
 #define EXEC_MAX_OUT (1024 * 1024)
 #define DEFAULT_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -86,44 +86,86 @@ static char *xstrdup(lua_State *L, const char *s)
     return p;
 }
 
-/* Reads a whole file into a malloc'd NUL-terminated buffer, or NULL + errno. */
+/* Reads a whole file (readfile.h: the size limit; every copy wiped) into a
+ * malloc'd NUL-terminated buffer, or NULL + errno. */
 static char *read_all(const char *path, size_t *lenp)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (len + 1 >= cap) {
-            if (cap >= (size_t)MAX_FILE) { free(buf); buf = NULL; errno = EFBIG; break; }
-            char *p = realloc(buf, cap * 2);
-            if (!p) { explicit_bzero(buf, len); free(buf); buf = NULL; break; }
-            buf = p;
-            cap *= 2;
-        }
-        size_t n = fread(buf + len, 1, cap - 1 - len, f);
-        len += n;
-        if (n == 0) break;
-    }
-    int err = ferror(f) ? EIO : 0;
-    fclose(f);
-    if (buf && err) { explicit_bzero(buf, len); free(buf); errno = err; return NULL; }
-    if (buf) buf[len] = 0;
+    char *buf;
+    size_t len;
+    int err = fluence_readfile(path, FLUENCE_READ_LIMIT, FLUENCE_READ_SECRET, &buf, &len);
+    if (err) { errno = err; return NULL; }
     if (lenp) *lenp = len;
     return buf;
 }
 
-/* Reads a secret file (token, key): the buffer is the caller's to sfree. */
-static char *read_secret(lua_State *L, const char *path, const char *what, int trim)
+/* [-1, +0, v]  Raises the message on the stack top as a structured INPUT
+ * error (fluence.errors): a kubeconfig that is wrong is bad input (exit 3),
+ * named first in its message, not a cluster that cannot be reached. */
+static int input_error(lua_State *L)
+{
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "fluence.errors");
+    lua_call(L, 1, 1);
+    lua_getfield(L, -1, "new");
+    lua_pushliteral(L, "INPUT");
+    lua_pushvalue(L, -4);
+    lua_call(L, 2, 1);
+    return lua_error(L);
+}
+
+/* [-0, +1]  "FILE:LINE:COL" of key in the kubeconfig entry wrapper at w
+ * ({v = entry, file =, dir =}: merge_doc), or "FILE" when the key (or its
+ * place) is not known. */
+static const char *push_where(lua_State *L, int w, const char *key)
+{
+    w = lua_absindex(L, w);
+    lua_getfield(L, w, "file");
+    const char *file = lua_tostring(L, -1);
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "fluence.yaml");
+    lua_call(L, 1, 1);
+    lua_getfield(L, -1, "marks");
+    lua_getfield(L, w, "v");
+    lua_call(L, 1, 1);                          /* marks of the entry's mapping */
+    lua_Integer line = 0, col = 0;
+    if (lua_istable(L, -1)) {                       /* the key's mark, else the mapping's */
+        if (lua_getfield(L, -1, "keys") == LUA_TTABLE) {
+            if (lua_getfield(L, -1, key) == LUA_TTABLE) lua_replace(L, -3);
+            else lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+        lua_getfield(L, -1, "line");
+        lua_getfield(L, -2, "col");
+        line = lua_tointeger(L, -2);
+        col = lua_tointeger(L, -1);
+        lua_pop(L, 2);
+    }
+    lua_pop(L, 2);
+    const char *r = line > 0 ? lua_pushfstring(L, "%s:%I:%I", file ? file : "kubeconfig", line, col)
+                             : lua_pushstring(L, file ? file : "kubeconfig");
+    lua_remove(L, -2);
+    return r;
+}
+
+/* Reads a secret file (a token): the buffer, trimmed, is the caller's to
+ * sfree.  When it cannot be read: "WHAT PATH: reason", an INPUT error when
+ * input (a file the kubeconfig names), else a plain one. */
+static char *read_secret(lua_State *L, const char *path, const char *what, int input)
 {
     char *s = read_all(path, NULL);
-    if (!s) { luaL_error(L, "cannot read %s %s: %s", what, path, strerror(errno)); return NULL; }
-    if (trim) {
-        size_t n = strlen(s);
-        while (n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t')) s[--n] = 0;
-        size_t lead = strspn(s, " \t\r\n");
-        if (lead) memmove(s, s + lead, strlen(s + lead) + 1);
+    if (!s) {
+        int err = errno;
+        lua_pushfstring(L, "%s ", what);
+        fluence_push_read_error(L, path, err, FLUENCE_READ_LIMIT);
+        lua_concat(L, 2);
+        if (input) input_error(L);
+        lua_error(L);
+        return NULL;
     }
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t')) s[--n] = 0;
+    size_t lead = strspn(s, " \t\r\n");
+    if (lead) memmove(s, s + lead, strlen(s + lead) + 1);
     return s;
 }
 
@@ -196,7 +238,7 @@ static void push_dirname(lua_State *L, const char *path)
 }
 
 /* Merges one decoded kubeconfig (top of stack) into the merged table at m:
- * m.clusters/users/contexts[name] = {v = <entry>, dir = <file's dir>},
+ * m.clusters/users/contexts[name] = {v = <entry>, dir = <file's dir>, file = path},
  * m.current = first non-empty current-context.  First setter wins. */
 static void merge_doc(lua_State *L, int m, const char *path)
 {
@@ -220,6 +262,8 @@ static void merge_doc(lua_State *L, int m, const char *path)
                     lua_setfield(L, -2, "v");
                     push_dirname(L, path);
                     lua_setfield(L, -2, "dir");
+                    lua_pushstring(L, path);
+                    lua_setfield(L, -2, "file");
                     lua_setfield(L, -4, name);
                 } else if (name) lua_pop(L, 1);
                 lua_pop(L, 1);
@@ -236,8 +280,12 @@ static void load_file(lua_State *L, int m, const char *path, int must_exist, int
     size_t len;
     char *text = read_all(path, &len);
     if (!text) {
-        if (!must_exist && errno == ENOENT) return;
-        luaL_error(L, "cannot read kubeconfig %s: %s", path, strerror(errno));
+        int err = errno;
+        if (!must_exist && err == ENOENT) return;
+        fluence_push_read_error(L, path, err, FLUENCE_READ_LIMIT);
+        lua_pushliteral(L, " (a kubeconfig)");
+        lua_concat(L, 2);
+        input_error(L);
         return;
     }
     lua_getglobal(L, "require");
@@ -250,13 +298,13 @@ static void load_file(lua_State *L, int m, const char *path, int must_exist, int
     free(text);
     lua_pushstring(L, path);
     lua_call(L, 2, 2);
-    if (lua_isnil(L, -2)) {
-        lua_pushfstring(L, "kubeconfig %s", lua_tostring(L, -1));
-        lua_error(L);
-    }
+    if (lua_isnil(L, -2)) input_error(L);              /* located: "path:LINE:COL: ..." */
     lua_pop(L, 1);
-    if (!lua_istable(L, -1) && !lua_islightuserdata(L, -1) && !lua_isnil(L, -1))
-        luaL_error(L, "kubeconfig %s: not a kubeconfig (expected a mapping)", path);
+    if ((!lua_istable(L, -1) && !lua_islightuserdata(L, -1) && !lua_isnil(L, -1)) ||
+        (lua_istable(L, -1) && lua_rawlen(L, -1) > 0)) {            /* a list */
+        lua_pushfstring(L, "%s: not a kubeconfig (expected a mapping)", path);
+        input_error(L);
+    }
     merge_doc(L, m, path);
     lua_pop(L, 1);
     lua_getfield(L, m, "files");
@@ -526,23 +574,38 @@ static void set_str(lua_State *L, char **dst, const char *s)
     *dst = xstrdup(L, s);
 }
 
-/* Material from "X-data" (base64) or "X" (a file relative to dir), or NULL. */
-static char *material(lua_State *L, int t, const char *key, const char *dir, const char *what)
+/* Material from "X-data" (base64) or "X" (a file relative to the entry's
+ * directory), or NULL: of the entry t whose wrapper is at w (merge_doc);
+ * entry names it ("cluster \"k\""). */
+static char *material(lua_State *L, int w, int t, const char *key, const char *entry)
 {
     char dkey[64];
     snprintf(dkey, sizeof dkey, "%s-data", key);
     const char *d = field_str(L, t, dkey);
     if (d) {
         char *v = b64decode(d);
-        if (!v) luaL_error(L, "%s (%s) is not valid base64", what, dkey);
+        if (!v) {
+            push_where(L, w, dkey);
+            lua_pushfstring(L, ": %s: %s is not valid base64", entry, dkey);
+            lua_concat(L, 2);
+            input_error(L);
+        }
         return v;
     }
     const char *f = field_str(L, t, key);
     if (!f) return NULL;
-    const char *path = push_resolved(L, dir, f);
+    lua_getfield(L, w, "dir");
+    const char *path = push_resolved(L, lua_tostring(L, -1), f);
     char *v = read_all(path, NULL);
-    if (!v) luaL_error(L, "cannot read %s %s: %s", what, path, strerror(errno));
-    lua_pop(L, 1);
+    if (!v) {
+        int err = errno;
+        push_where(L, w, key);
+        lua_pushfstring(L, ": %s: %s ", entry, key);
+        fluence_push_read_error(L, path, err, FLUENCE_READ_LIMIT);
+        lua_concat(L, 3);
+        input_error(L);
+    }
+    lua_pop(L, 2);
     return v;
 }
 
@@ -559,10 +622,15 @@ static void load_in_cluster(lua_State *L, struct config *c, const char *ns)
     lua_pushfstring(L, strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host, port && *port ? port : "443");
     set_str(L, &c->server, lua_tostring(L, -1));
     lua_pushfstring(L, "%s/token", dir);
-    c->token = read_secret(L, lua_tostring(L, -1), "service account token", 1);
+    c->token = read_secret(L, lua_tostring(L, -1), "service account token", 0);
     lua_pushfstring(L, "%s/ca.crt", dir);
-    if (!(c->ca_pem = read_all(lua_tostring(L, -1), NULL)))
-        luaL_error(L, "cannot read service account CA %s: %s", lua_tostring(L, -1), strerror(errno));
+    if (!(c->ca_pem = read_all(lua_tostring(L, -1), NULL))) {
+        int err = errno;
+        lua_pushliteral(L, "service account CA ");
+        fluence_push_read_error(L, lua_tostring(L, -2), err, FLUENCE_READ_LIMIT);
+        lua_concat(L, 2);
+        lua_error(L);
+    }
     if (ns) set_str(L, &c->namespace, ns);
     else {
         lua_pushfstring(L, "%s/namespace", dir);
@@ -649,13 +717,14 @@ static int kube_load(lua_State *L)
         luaL_error(L, "cluster \"%s\" (context \"%s\") not found in the kubeconfig", clname, ctxname);
     lua_getfield(L, 9, "v");                                         /* 10 */
     lua_getfield(L, 9, "dir");                                       /* 11 */
-    const char *cdir = lua_tostring(L, 11);
     const char *server = field_str(L, 10, "server");
     if (!server) luaL_error(L, "cluster \"%s\" has no server", clname);
     set_str(L, &c->server, server);
     c->insecure = field_bool(L, 10, "insecure-skip-tls-verify");
     set_str(L, &c->tls_server_name, field_str(L, 10, "tls-server-name"));
-    c->ca_pem = material(L, 10, "certificate-authority", cdir, "certificate authority");
+    lua_pushfstring(L, "cluster \"%s\"", clname);                  /* 12 */
+    c->ca_pem = material(L, 9, 10, "certificate-authority", lua_tostring(L, 12));
+    lua_settop(L, 11);
 
     set_str(L, &c->auth, "none");
     if (uname) {
@@ -675,16 +744,20 @@ static int kube_load(lua_State *L)
             luaL_error(L, "user \"%s\": auth-provider \"%s\" is not supported; use an exec credential plugin", uname, n ? n : "?");
         }
         lua_pop(L, 1);
-        c->cert_pem = material(L, 14, "client-certificate", udir, "client certificate");
-        c->key_pem = material(L, 14, "client-key", udir, "client key");
+        lua_pushfstring(L, "user \"%s\"", uname);                   /* 16 */
+        c->cert_pem = material(L, 13, 14, "client-certificate", lua_tostring(L, 16));
+        c->key_pem = material(L, 13, 14, "client-key", lua_tostring(L, 16));
         if (!c->cert_pem != !c->key_pem)
             luaL_error(L, "user \"%s\": a client certificate needs both client-certificate and client-key", uname);
         if (c->cert_pem) set_str(L, &c->auth, "client-certificate");
         if (tok) { c->token = xstrdup(L, tok); set_str(L, &c->auth, "token"); }
         else if (tokfile) {
             push_resolved(L, udir, tokfile);
-            c->token = read_secret(L, lua_tostring(L, -1), "token file", 1);
-            lua_pop(L, 1);
+            push_where(L, 13, "tokenFile");
+            lua_pushfstring(L, ": user \"%s\": tokenFile", uname);
+            lua_concat(L, 2);
+            c->token = read_secret(L, lua_tostring(L, -2), lua_tostring(L, -1), 1);
+            lua_pop(L, 2);
             set_str(L, &c->auth, "token-file");
         } else if (user) {
             const char *pw = field_str(L, 14, "password");

@@ -67,6 +67,7 @@
 #include <lauxlib.h>
 #include "exitcode.h"
 #include "manifest.h"
+#include "readfile.h"
 #include "strbuf.h"
 
 #define STREAM_MT "fluence.manifest.stream"
@@ -195,18 +196,6 @@ static int text_tostring(lua_State *L)
     return 1;
 }
 
-/* Inputs larger than this are refused, as sys.read_file does: a hostile or
- * mistaken 1 GB manifest fails fast with a clear message.  FLUENCE_MAX_INPUT
- * (bytes) changes it. */
-#define DEFAULT_MAX_INPUT ((size_t)512 * 1024 * 1024)
-
-static size_t max_input(void)
-{
-    const char *v = getenv("FLUENCE_MAX_INPUT");
-    long long n = v && *v ? strtoll(v, NULL, 10) : 0;
-    return n > 0 ? (size_t)n : DEFAULT_MAX_INPUT;
-}
-
 /* Room for need bytes (exactly, or doubling up to limit when grow).  0 or
  * an errno. */
 static int text_reserve(struct mtext *t, size_t need, int grow, size_t limit)
@@ -285,17 +274,12 @@ static int m_read(lua_State *L)
     luaL_setmetatable(L, TEXT_MT);
     int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
     int err = fd < 0 ? errno : 0;
-    size_t max = max_input();
+    size_t max = fluence_max_input();
     struct stat st;
     size_t hint = 0;
     if (!err && fstat(fd, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) {
-            if (fd) close(fd);
-            lua_pushnil(L);
-            lua_pushfstring(L, "%s: is a directory", path);
-            return 2;
-        }
-        if (S_ISREG(st.st_mode) && (size_t)st.st_size > max) err = EFBIG;
+        if (S_ISDIR(st.st_mode)) err = EISDIR;
+        else if (S_ISREG(st.st_mode) && (size_t)st.st_size > max) err = EFBIG;
         else if (S_ISREG(st.st_mode) && st.st_size > 0) hint = (size_t)st.st_size;
     }
     if (!err && !(hint >= MAP_TEXT && fd > 0 && text_map(t, fd, hint, path) == 0))
@@ -304,10 +288,7 @@ static int m_read(lua_State *L)
     if (err) {
         text_free(t);
         lua_pushnil(L);
-        if (err == EFBIG)
-            lua_pushfstring(L, "%s: larger than %d MiB (FLUENCE_MAX_INPUT sets the limit in bytes)",
-                            strcmp(path, "-") == 0 ? "<stdin>" : path, (int)(max / (1024 * 1024)));
-        else lua_pushfstring(L, "%s: %s", path, strerror(err));
+        fluence_push_read_error(L, path, err, max);
         return 2;
     }
     return 1;

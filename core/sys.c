@@ -18,6 +18,7 @@
 #include "embed.h"
 #include "exitcode.h"
 #include "location.h"
+#include "readfile.h"
 
 /* getenv(name) -> string | nil */
 static int sys_getenv(lua_State *L)
@@ -34,70 +35,32 @@ static int push_errno(lua_State *L, const char *path, int err)
     return 2;
 }
 
-/* Inputs larger than this are refused rather than read: a hostile or
- * mistaken 1 GB manifest must fail fast with a clear message, not exhaust
- * memory.  FLUENCE_MAX_INPUT (bytes) changes it. */
-#define DEFAULT_MAX_INPUT (512L * 1024 * 1024)
-
-static size_t max_input(void)
-{
-    const char *v = getenv("FLUENCE_MAX_INPUT");
-    long long n = v && *v ? strtoll(v, NULL, 10) : 0;
-    return n > 0 ? (size_t)n : (size_t)DEFAULT_MAX_INPUT;
-}
-
-/* Reads a whole file (or stdin) into a buffer, at most max bytes.  Returns 0,
- * errno, or EFBIG when there is more. */
-static int slurp(int fd, luaL_Buffer *b, size_t max)
-{
-    size_t total = 0;
-    for (;;) {
-        char *p = luaL_prepbuffsize(b, 65536);
-        ssize_t n = read(fd, p, 65536);
-        if (n < 0) { if (errno == EINTR) continue; return errno; }
-        if (n == 0) return 0;
-        total += (size_t)n;
-        if (total > max) return EFBIG;
-        luaL_addsize(b, (size_t)n);
-    }
-}
-
-static int push_too_big(lua_State *L, const char *path, size_t max)
-{
-    lua_pushnil(L);
-    lua_pushfstring(L, "%s: larger than %d MiB (FLUENCE_MAX_INPUT sets the limit in bytes)",
-                    path, (int)(max / (1024 * 1024)));
-    return 2;
-}
-
-/* read_file(path) -> data | nil, "path: reason".  "-" reads stdin.  A
- * directory is an error here, not an empty string; so is an input over the
- * size limit. */
+/* read_file(path [, limit]) -> data | nil, "path: reason".  "-" reads stdin.
+ * A directory is an error here, not an empty string; so is a file over the
+ * limit (bytes; default readfile.h's FLUENCE_READ_LIMIT, for any file but a
+ * manifest: max_input() is a manifest's). */
 static int sys_read_file(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
-    size_t max = max_input();
-    int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return push_errno(L, path, errno);
-    struct stat st;
-    if (fstat(fd, &st) == 0) {
-        if (S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && (size_t)st.st_size > max)) {
-            if (fd) close(fd);
-            if (S_ISDIR(st.st_mode)) {
-                lua_pushnil(L);
-                lua_pushfstring(L, "%s: is a directory", path);
-                return 2;
-            }
-            return push_too_big(L, strcmp(path, "-") == 0 ? "<stdin>" : path, max);
-        }
+    lua_Integer limit = luaL_optinteger(L, 2, (lua_Integer)FLUENCE_READ_LIMIT);
+    luaL_argcheck(L, limit >= 0, 2, "a limit in bytes");
+    char *data;
+    size_t len;
+    int err = fluence_readfile(path, (size_t)limit, 0, &data, &len);
+    if (err) {
+        lua_pushnil(L);
+        fluence_push_read_error(L, path, err, (size_t)limit);
+        return 2;
     }
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
-    int err = slurp(fd, &b, max);
-    if (fd) close(fd);
-    if (err == EFBIG) return push_too_big(L, strcmp(path, "-") == 0 ? "<stdin>" : path, max);
-    if (err) return push_errno(L, path, err);
-    luaL_pushresult(&b);
+    lua_pushlstring(L, data, len);       /* (a failure to allocate leaks data: at exit only) */
+    free(data);
+    return 1;
+}
+
+/* max_input() -> bytes: the size limit of a manifest (FLUENCE_MAX_INPUT) */
+static int sys_max_input(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)fluence_max_input());
     return 1;
 }
 
@@ -317,6 +280,7 @@ static int sys_read_tty_line(lua_State *L)
 static const luaL_Reg sys_funcs[] = {
     {"getenv", sys_getenv},
     {"read_file", sys_read_file},
+    {"max_input", sys_max_input},
     {"write_file", sys_write_file},
     {"kind", sys_kind},
     {"list_dir", sys_list_dir},

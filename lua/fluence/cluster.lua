@@ -47,8 +47,9 @@ M.MAX_CONFIGMAP = 8 * MIB
 M.POD_SELECTOR = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
 
 -- opts: the command line's (kubeconfig, context = name | {names}, namespace,
--- request-timeout).  Clients are made on first use: an unusable kubeconfig is
--- a CLUSTER error then, not at start.
+-- request-timeout).  Clients are made on first use: a kubeconfig that leads
+-- to no cluster is a CLUSTER error then, not at start; one that is wrong
+-- (core/kubeconfig.c: located, the file named first) an INPUT error.
 function M.open(opts)
   local names = opts.context
   if type(names) ~= "table" then names = { names } end
@@ -88,6 +89,10 @@ local function streams_for(list, want)
   local out = {}
   for _, c in ipairs(list) do
     local ok, client = pcall(function() return c.client end)
+    -- a kubeconfig that is wrong (does not parse, bad base64 ...) is bad
+    -- input, whatever the run needs from the cluster; one that leads
+    -- nowhere is a cluster that cannot be read
+    if not ok and errors.is(client) and client.kind == "INPUT" then error(client, 0) end
     if not ok then
       local err = errors.is(client) and client or errors.new("CLUSTER", tostring(client))
       for _, what in ipairs{ "offerings", "nodes", "usage" } do

@@ -213,8 +213,11 @@ function M.from_configmap(cm, ns)
   if not key then
     errors.raise("CLUSTER", "cluster: ConfigMap %s/%s has no data (expected key %s)", ns, M.NAME, M.KEY)
   end
-  local parsed, err = M.parse(data[key], ("configmap %s/%s %s"):format(ns, M.NAME, key))
-  if not parsed then errors.raise("INPUT", "%s", err) end
+  -- located in the cluster's object, "NS/NAME KEY:LINE:COL": the cluster
+  -- holds what is wrong, so it is a CLUSTER error (exit 4), as an answer
+  -- that does not parse is
+  local parsed, err = M.parse(data[key], ("%s/%s %s"):format(ns, M.NAME, key))
+  if not parsed then errors.raise("CLUSTER", "%s", err) end
   parsed.namespace, parsed.key = ns, key
   return parsed
 end

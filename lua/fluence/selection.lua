@@ -65,10 +65,15 @@ local function clusters_source(args)
     if c.offerings then return c.offerings end
     local err = c.offerings_error
     local on = src.current and (" on context %q"):format(require("fluence.cluster").name(c)) or ""
-    local why = "scheduler offerings unknown" .. on .. " (could not read the fluence-resources ConfigMap: " ..
-                tostring(err and err.message or err or "unknown error") .. "); selecting over all provided backends"
-    if opts["require-offerings"] then errors.raise("CLUSTER", "%s", why) end
-    return nil, why
+    local msg = tostring(err and err.message or err or "unknown error")
+    local function why(m)
+      return "scheduler offerings unknown" .. on .. " (could not read the fluence-resources ConfigMap: " ..
+             m .. "); selecting over all provided backends"
+    end
+    -- an error shows the located message whole (its source line and
+    -- caret); a note, on stderr and in the audit, is one line
+    if opts["require-offerings"] then errors.raise("CLUSTER", "%s", why(msg)) end
+    return nil, why(msg:match("^[^\n]*"))
   end
   return src
 end

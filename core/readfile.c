@@ -1,0 +1,100 @@
+/* Reading an outside file whole, bounded (see readfile.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <lua.h>
+#include "readfile.h"
+
+#define DEFAULT_MAX_INPUT ((size_t)512 * 1024 * 1024)
+
+size_t fluence_max_input(void)
+{
+    const char *v = getenv("FLUENCE_MAX_INPUT");
+    long long n = v && *v ? strtoll(v, NULL, 10) : 0;
+    return n > 0 ? (size_t)n : DEFAULT_MAX_INPUT;
+}
+
+static void drop(char *p, size_t n, int flags)
+{
+    if (p && (flags & FLUENCE_READ_SECRET)) explicit_bzero(p, n);
+    free(p);
+}
+
+/* Grows *p (holding n bytes) to cap bytes; a secret is copied and the old
+ * block wiped rather than realloc'd (realloc may leave a copy behind). */
+static char *grow(char *p, size_t n, size_t cap, int flags)
+{
+    if (!(flags & FLUENCE_READ_SECRET)) return realloc(p, cap);
+    char *q = malloc(cap);
+    if (q && n) memcpy(q, p, n);
+    if (q) drop(p, n, flags);
+    return q;
+}
+
+int fluence_readfile(const char *path, size_t limit, int flags, char **data, size_t *lenp)
+{
+    *data = NULL;
+    *lenp = 0;
+    int stdin_ = strcmp(path, "-") == 0, regular = flags & FLUENCE_READ_REGULAR;
+    int fd = stdin_ ? 0 : open(path, O_RDONLY | O_CLOEXEC | (regular ? O_NONBLOCK : 0));
+    if (fd < 0) return errno;
+    struct stat st;
+    memset(&st, 0, sizeof st);
+    int err = fstat(fd, &st) == 0 ? 0 : errno;
+    if (!err && S_ISDIR(st.st_mode)) err = EISDIR;
+    else if (!err && regular && !S_ISREG(st.st_mode)) err = ENODEV;
+    else if (!err && S_ISREG(st.st_mode) && (unsigned long long)st.st_size > limit) err = EFBIG;
+    else if (err && !regular) err = 0;              /* no size hint: read on */
+    if (err) { if (!stdin_) close(fd); return err; }
+    if (regular && !stdin_) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    /* a regular file's size + 1, so EOF is seen without growing (at least a
+     * page: /proc and /sys files say 0) */
+    size_t cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536;
+    if (cap < 4096) cap = 4096;
+    if (cap > limit + 1) cap = limit + 1;
+    char *buf = malloc(cap);
+    size_t len = 0;
+    err = buf ? 0 : ENOMEM;
+    while (!err) {
+        if (len == cap) {
+            /* one byte past the limit tells "too big" */
+            if (len > limit) { err = EFBIG; break; }
+            size_t ncap = cap > (limit + 1) / 2 ? limit + 1 : cap * 2;
+            char *q = grow(buf, len, ncap, flags);
+            if (!q) { err = ENOMEM; break; }
+            buf = q;
+            cap = ncap;
+        }
+        ssize_t n = read(fd, buf + len, cap - len);
+        if (n < 0) { if (errno != EINTR) err = errno; continue; }
+        if (n == 0) break;
+        len += (size_t)n;
+    }
+    if (!err && len > limit) err = EFBIG;
+    if (!stdin_) close(fd);
+    if (!err && len == cap) {                   /* room for the NUL */
+        char *q = grow(buf, len, len + 1, flags);
+        if (!q) err = ENOMEM; else buf = q;
+    }
+    if (err) { drop(buf, cap, flags); return err; }
+    buf[len] = 0;
+    *data = buf;
+    *lenp = len;
+    return 0;
+}
+
+const char *fluence_push_read_error(lua_State *L, const char *path, int err, size_t limit)
+{
+    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    if (err == EISDIR) return lua_pushfstring(L, "%s: is a directory", name);
+    if (err == ENODEV) return lua_pushfstring(L, "%s: not a regular file", name);
+    if (err != EFBIG) return lua_pushfstring(L, "%s: %s", name, strerror(err));
+    int mib = (int)(limit / (1024 * 1024));
+    if (limit == fluence_max_input())
+        return lua_pushfstring(L, "%s: larger than %d MiB (FLUENCE_MAX_INPUT sets the limit in bytes)", name, mib);
+    return lua_pushfstring(L, "%s: larger than %d MiB, the most fluence reads of a file that is not a manifest",
+                           name, mib);
+}
