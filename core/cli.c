@@ -390,6 +390,7 @@ static const struct exit_code {
     {FLUENCE_EXIT_INPUT, "bad input (manifest, attribute file, policy text, plugin)"},
     {FLUENCE_EXIT_CLUSTER, "cluster or network error (API server, cloud API)"},
     {FLUENCE_EXIT_INTERNAL, "internal error (a bug in fluence: please report it)"},
+    {FLUENCE_EXIT_OUTPUT, "output error (stdout could not be written: a full disk, a closed stdout)"},
 };
 
 /* Where the selecting verbs read a request from (docs/policy-language.md). */

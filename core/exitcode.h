@@ -9,7 +9,8 @@ enum fluence_exit {
     FLUENCE_EXIT_USAGE = 2,     /* bad command line */
     FLUENCE_EXIT_INPUT = 3,     /* bad input: manifest, attribute file, policy, plugin */
     FLUENCE_EXIT_CLUSTER = 4,   /* cluster or network: API server, cloud API */
-    FLUENCE_EXIT_INTERNAL = 70  /* a bug in fluence (EX_SOFTWARE) */
+    FLUENCE_EXIT_INTERNAL = 70, /* a bug in fluence (EX_SOFTWARE) */
+    FLUENCE_EXIT_OUTPUT = 74    /* stdout could not be written: full, closed (EX_IOERR) */
 };
 
 #endif

@@ -5,12 +5,16 @@
 #include <lauxlib.h>
 #include "cli.h"
 #include "exitcode.h"
+#include "output.h"
 #include "progress.h"
 #include "runtime.h"
 #include "timelimit.h"
 
+/* Every return goes through fluence_close_stdout: stdout flushed, closed
+ * and checked (output.h). */
 int main(int argc, char **argv)
 {
+    fluence_guard_std_fds();
     /* Installed as kubectl-fluence, kubectl runs us as "kubectl fluence". */
     const char *base = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
     base = base ? base + 1 : (argc > 0 && argv[0] ? argv[0] : "fluence");
@@ -21,12 +25,12 @@ int main(int argc, char **argv)
     lua_State *L = fluence_runtime_new();
     if (!L) {
         fprintf(stderr, "fluence: cannot start the Lua runtime\n");
-        return FLUENCE_EXIT_INTERNAL;
+        return fluence_close_stdout(FLUENCE_EXIT_INTERNAL);
     }
     int rc = fluence_cli_parse(L, prog, argc - 1, argv + 1);
     if (rc != 0) {
         fluence_runtime_exit(L);
-        return rc;
+        return fluence_close_stdout(rc);
     }
     /* Help is answered from the C tables without starting any Lua module. */
     lua_getfield(L, -1, "verb");
@@ -49,7 +53,7 @@ int main(int argc, char **argv)
         }
         rc = fluence_cli_help(stdout, prog, topic);
         fluence_runtime_exit(L);
-        return rc;
+        return fluence_close_stdout(rc);
     }
     lua_pop(L, 1);
 
@@ -68,5 +72,5 @@ int main(int argc, char **argv)
         else rc = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : FLUENCE_EXIT_OK;
     }
     fluence_runtime_exit(L);
-    return rc;
+    return fluence_close_stdout(rc);
 }

@@ -67,6 +67,7 @@
 #include <lauxlib.h>
 #include "exitcode.h"
 #include "manifest.h"
+#include "output.h"
 #include "readfile.h"
 #include "strbuf.h"
 
@@ -1258,22 +1259,6 @@ static int s_render(lua_State *L)
     return 1;
 }
 
-/* Writes all of iov[0..n) to fd (partial writes, EINTR).  0 or errno. */
-static int write_all(int fd, struct iovec *iov, int n)
-{
-    while (n > 0) {
-        ssize_t w = writev(fd, iov, n);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return errno;
-        }
-        size_t left = (size_t)w;
-        while (n > 0 && left >= iov->iov_len) { left -= iov->iov_len; iov++; n--; }
-        if (n > 0) { iov->iov_base = (char *)iov->iov_base + left; iov->iov_len -= left; }
-    }
-    return 0;
-}
-
 /* stream:write(fd) -> true | nil, message: writes exactly what render()
  * returns, straight from the text and the edit list, so the output never
  * exists as a second copy of the stream in memory. */
@@ -1299,7 +1284,7 @@ static int s_write(lua_State *L)
             if (ed->e[i].tlen) iov[n++] = (struct iovec){ tb->data + ed->e[i].toff, ed->e[i].tlen };
             at = ed->e[i].del_end;
         }
-        if (n >= NIOV - 2 || i == ed->n) { err = write_all(fd, iov, n); n = 0; }
+        if (n >= NIOV - 2 || i == ed->n) { err = fluence_writev(fd, iov, n); n = 0; }
     }
     if (err) {
         lua_pushnil(L);

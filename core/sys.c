@@ -18,6 +18,7 @@
 #include "embed.h"
 #include "exitcode.h"
 #include "location.h"
+#include "output.h"
 #include "readfile.h"
 
 /* getenv(name) -> string | nil */
@@ -145,7 +146,8 @@ static int sys_list_dir(lua_State *L)
     return 1;
 }
 
-/* write(fd, ...) writes strings to 1 (stdout) or 2 (stderr), all or error. */
+/* write(fd, ...) writes strings to 1 (stdout) or 2 (stderr), all or error
+ * (output.h: a failure on stdout also fails the run at exit). */
 static int sys_write(lua_State *L)
 {
     int fd = (int)luaL_checkinteger(L, 1);
@@ -154,15 +156,11 @@ static int sys_write(lua_State *L)
     for (int i = 2; i <= top; i++) {
         size_t len;
         const char *s = luaL_checklstring(L, i, &len);
-        while (len > 0) {
-            ssize_t w = write(fd, s, len);
-            if (w < 0) {
-                if (errno == EINTR) continue;
-                lua_pushnil(L);
-                lua_pushstring(L, strerror(errno));
-                return 2;
-            }
-            s += w; len -= (size_t)w;
+        int err = fluence_write(fd, s, len);
+        if (err) {
+            lua_pushnil(L);
+            lua_pushstring(L, strerror(err));
+            return 2;
         }
     }
     lua_pushboolean(L, 1);
@@ -306,6 +304,7 @@ int luaopen_fluence_sys(lua_State *L)
         {"OK", FLUENCE_EXIT_OK}, {"SELECT", FLUENCE_EXIT_SELECT},
         {"USAGE", FLUENCE_EXIT_USAGE}, {"INPUT", FLUENCE_EXIT_INPUT},
         {"CLUSTER", FLUENCE_EXIT_CLUSTER}, {"INTERNAL", FLUENCE_EXIT_INTERNAL},
+        {"OUTPUT", FLUENCE_EXIT_OUTPUT},
     };
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
         lua_pushinteger(L, codes[i].code);
