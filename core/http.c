@@ -4,6 +4,8 @@
  *
  *   http.request(req) -> resp | nil, message
  *   http.request_many({req, ...} [, {max_parallel = 16}]) -> {resp | {error = message}, ...}
+ *   http.url_shown(url) -> url without userinfo, query or fragment: how
+ *                          every URL is shown or recorded (http_transfer.h)
  *
  * req:  url (required), method ("GET"), headers ({name = value} or {"N: v"}),
  *       body, timeout (total seconds, default 30), connect_timeout (10),
@@ -12,7 +14,7 @@
  *       max_body (bytes, default 64 MiB: a larger answer is an error).
  * resp: status, headers ({lowercased name = value}), body, time (seconds).
  *
- * Error messages carry curl's reason and the URL without its query string;
+ * Error messages carry curl's reason and the URL as url_shown makes it;
  * never header values (they may hold tokens). */
 #include <stdlib.h>
 #include <string.h>
@@ -133,25 +135,20 @@ static struct http_transfer *prepare(lua_State *L, int req)
     return t;
 }
 
-/* The URL for messages: scheme://host[:port]/path, no query, no userinfo. */
+/* The URL for messages (http_url_shown: no userinfo, no query). */
 static void push_safe_url(lua_State *L, struct http_transfer *t)
 {
     char *url = NULL;
     curl_easy_getinfo(t->easy, CURLINFO_EFFECTIVE_URL, &url);
-    CURLU *u = curl_url();
-    char *out = NULL;
-    if (u && url && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK) {
-        curl_url_set(u, CURLUPART_QUERY, NULL, 0);
-        curl_url_set(u, CURLUPART_USER, NULL, 0);
-        curl_url_set(u, CURLUPART_PASSWORD, NULL, 0);
-        curl_url_get(u, CURLUPART_URL, &out, 0);
-    }
-    lua_pushstring(L, out ? out : "(url)");
-    curl_free(out);
-    curl_url_cleanup(u);
+    if (url) http_push_url_shown(L, url); else lua_pushliteral(L, "(url)");
 }
 
-/* [-0, +1 or +2, m]  Pushes the response table, or nil + message. */
+static int http_url_shown_lua(lua_State *L)
+{
+    http_push_url_shown(L, luaL_checkstring(L, 1));
+    return 1;
+}
+
 static int push_result(lua_State *L, struct http_transfer *t, CURLcode rc)
 {
     push_safe_url(L, t);
@@ -203,7 +200,8 @@ static int http_request_many(lua_State *L)
 int luaopen_fluence_http(lua_State *L)
 {
     static const luaL_Reg funcs[] = {
-        {"request", http_request}, {"request_many", http_request_many}, {NULL, NULL}
+        {"request", http_request}, {"request_many", http_request_many}, {"url_shown", http_url_shown_lua},
+        {NULL, NULL}
     };
     luaL_newlib(L, funcs);
     return 1;

@@ -1,4 +1,5 @@
 /* One libcurl transfer owned by a Lua userdata (see http_transfer.h). */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <lauxlib.h>
@@ -75,18 +76,44 @@ static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_
     double secs = 0;
     curl_easy_getinfo(t->easy, CURLINFO_EFFECTIVE_URL, &url);
     curl_easy_getinfo(t->easy, CURLINFO_TOTAL_TIME, &secs);
-    const char *h = url ? strstr(url, "://") : NULL;
-    if (h) {
-        h += 3;
-        const char *at = h + strcspn(h, "/?#"), *user = memchr(h, '@', (size_t)(at - h));
-        if (user) h = user + 1;                 /* no userinfo */
-        size_t n = strcspn(h, "/?#");
+    if (url) {
+        size_t keep, from, end;
+        http_url_shown(url, &keep, &from, &end);
+        size_t n = strcspn(url + from, "/?#");
+        if (n > end - from) n = end - from;
         if (n >= sizeof host) n = sizeof host - 1;
-        memcpy(host, h, n);
+        memcpy(host, url + from, n);
         host[n] = 0;
     }
     fluence_progress_waiting(host, secs);
     return 0;
+}
+
+void http_url_shown(const char *url, size_t *keep, size_t *from, size_t *end)
+{
+    const char *scheme = strstr(url, "://");
+    /* a scheme is letters, digits, + - . before "://"; else no scheme */
+    if (scheme) {
+        for (const char *p = url; p < scheme; p++)
+            if (!(isalnum((unsigned char)*p) || *p == '+' || *p == '-' || *p == '.')) { scheme = NULL; break; }
+    }
+    size_t auth = scheme ? (size_t)(scheme - url) + 3 : 0;
+    size_t auth_end = auth + strcspn(url + auth, "/?#");
+    size_t host = auth;
+    for (size_t i = auth; i < auth_end; i++) if (url[i] == '@') host = i + 1;   /* the last '@' */
+    *keep = auth;
+    *from = host;
+    *end = host + strcspn(url + host, "?#");
+}
+
+const char *http_push_url_shown(lua_State *L, const char *url)
+{
+    size_t keep, from, end;
+    http_url_shown(url, &keep, &from, &end);
+    lua_pushlstring(L, url, keep);
+    lua_pushlstring(L, url + from, end - from);
+    lua_concat(L, 2);
+    return lua_tostring(L, -1);
 }
 
 /* The numbers may come from a plugin's request table: out of range (or

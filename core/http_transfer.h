@@ -34,6 +34,17 @@ int http_transfer_connect_to(struct http_transfer *t, const char *entry);
 
 void http_transfer_free(struct http_transfer *t);
 
+/* A URL as it may be shown or recorded (messages, -v logs, the progress
+ * line, notes in the audit annotation): the one redaction of every URL
+ * fluence shows.  Its userinfo (https://user:password@host: a password, or a
+ * token as the user) and its query and fragment (tokens in parameters) are
+ * left out; what stays is [0, *keep) and [*from, *end) of url, the host
+ * starting at *from.  Works on text no URL parser takes. */
+void http_url_shown(const char *url, size_t *keep, size_t *from, size_t *end);
+
+/* [-0, +1]  Pushes url as http_url_shown makes it. */
+const char *http_push_url_shown(lua_State *L, const char *url);
+
 /* [-0, +1|+2, m]  After the transfer: pushes {status, time, body, headers
  * (lowercased names)} and returns 1, or pushes nil and "WHAT: reason" and
  * returns 2.  WHAT describes the request for the user: the caller makes sure

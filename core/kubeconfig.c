@@ -791,19 +791,7 @@ static int config_info(lua_State *L)
     struct config *c = check_config(L);
     lua_createtable(L, 0, 10);
     /* the server URL without userinfo or query: they could carry secrets */
-    CURLU *u = curl_url();
-    char *safe = NULL;
-    if (u && curl_url_set(u, CURLUPART_URL, c->server, 0) == CURLUE_OK) {
-        curl_url_set(u, CURLUPART_QUERY, NULL, 0);
-        curl_url_set(u, CURLUPART_USER, NULL, 0);
-        curl_url_set(u, CURLUPART_PASSWORD, NULL, 0);
-        curl_url_get(u, CURLUPART_URL, &safe, 0);
-    }
-    curl_url_cleanup(u);
-    size_t sn = safe ? strlen(safe) : 0, on = strlen(c->server);
-    if (sn && safe[sn - 1] == '/' && on && c->server[on - 1] != '/') safe[sn - 1] = 0;
-    lua_pushstring(L, safe ? safe : "(invalid server URL)");
-    curl_free(safe);
+    http_push_url_shown(L, c->server);
     lua_setfield(L, -2, "server");
     info_str(L, "namespace", c->namespace);
     info_str(L, "context", c->context);
@@ -963,8 +951,7 @@ static struct http_transfer *prepare(lua_State *L, struct config *c, int req)
      * real server */
     const char *shown = url;
     if (c->tls_server_name) shown = lua_pushfstring(L, "%s%s", c->server, path);
-    const char *q = strchr(shown, '?');
-    lua_pushfstring(L, "%s %s", method, lua_pushlstring(L, shown, q ? (size_t)(q - shown) : strlen(shown)));
+    lua_pushfstring(L, "%s %s", method, http_push_url_shown(L, shown));
     /* keep the transfer and what it shows; the strings its options copied
      * (curl copies every string option) may go */
     lua_pushvalue(L, ri);

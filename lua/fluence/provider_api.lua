@@ -7,6 +7,8 @@
 --   api.catalog.decode(text, name) -> backend records of an attribute file in
 --                        the Go client's format (lua/fluence/catalog.lua)
 --   api.http.request(req) / api.http.request_many(reqs, opts)     (see core/http.c)
+--   api.http.url_shown(url)  -- url without userinfo, query or fragment, for
+--                               a message (passwords and tokens stay out)
 --   api.env(name) -> string | nil
 --   api.locate(name, text, line, col, msg) -> "name:line:col: msg" + source line + caret
 --   api.read_file(path) -> text | nil, err
@@ -68,10 +70,11 @@ function M.new(opts)
   end
   local yaml, json, http = require "fluence.yaml", require "fluence.json", require "fluence.http"
   local logger = require "fluence.log"
-  -- -vv shows each request's method, URL (no query: it may carry tokens),
-  -- status and time; never headers or bodies
+  -- -vv shows each request's method, URL (http.url_shown: no userinfo, no
+  -- query: they may carry passwords and tokens), status and time; never
+  -- headers or bodies
   local function show(req, resp)
-    local url = tostring(req.url or ""):gsub("%?.*", "")
+    local url = http.url_shown(tostring(req.url or ""))
     if resp.error then logger.v(2, "HTTP %s %s: %s", req.method or "GET", url, resp.error)
     else logger.v(2, "HTTP %s %s -> %d (%.0f ms)", req.method or "GET", url, resp.status, (resp.time or 0) * 1000) end
   end
@@ -87,6 +90,7 @@ function M.new(opts)
       for i, r in ipairs(rs) do show(reqs[i], r) end
       return rs
     end,
+    url_shown = http.url_shown,
   }
   local cluster = {}
   for k, v in pairs(opts.cluster or {}) do cluster[k] = type(v) == "function" and waiting(v) or v end

@@ -138,6 +138,7 @@ function stubs.new(o)
       end
       return out
     end,
+    url_shown = require("fluence.http").url_shown,   -- no I/O: the real one
   }
 
   local function getenv(name) return env[name] end
