@@ -39,6 +39,7 @@
 #include "lazylib.h"
 #include <jansson.h>
 #include <lauxlib.h>
+#include "escape.h"
 #include "http_transfer.h"
 #include "readfile.h"
 
@@ -96,6 +97,13 @@ static char *read_all(const char *path, size_t *lenp)
     if (err) { errno = err; return NULL; }
     if (lenp) *lenp = len;
     return buf;
+}
+
+/* [-0, +1]  s in double quotes, escaped as Go's %q (escape.h): a name from
+ * the kubeconfig in a message stays on one line, and cannot drive a terminal. */
+static const char *quoted(lua_State *L, const char *s)
+{
+    return fluence_push_escaped(L, s ? s : "", s ? strlen(s) : 0, FLUENCE_ESC_QUOTE);
 }
 
 /* [-1, +0, v]  Raises the message on the stack top as a structured INPUT
@@ -704,25 +712,26 @@ static int kube_load(lua_State *L)
     if (!ctxname) luaL_error(L, "kubeconfig has no current-context: use --context");
     set_str(L, &c->context, ctxname);
     if (lua_getfield(L, 5, ctxname) != LUA_TTABLE)                   /* 6 */
-        luaL_error(L, "context \"%s\" not found in the kubeconfig", ctxname);
+        luaL_error(L, "context %s not found in the kubeconfig", quoted(L, ctxname));
     lua_getfield(L, 6, "v");                                         /* 7: context */
     const char *clname = field_str(L, 7, "cluster");
     const char *uname = field_str(L, 7, "user");
     const char *ctxns = field_str(L, 7, "namespace");
     set_str(L, &c->namespace, want_ns ? want_ns : ctxns ? ctxns : "default");
-    if (!clname) luaL_error(L, "context \"%s\" names no cluster", ctxname);
+    if (!clname) luaL_error(L, "context %s names no cluster", quoted(L, ctxname));
     set_str(L, &c->cluster, clname);
     lua_getfield(L, 3, "clusters");                                  /* 8 */
     if (lua_getfield(L, 8, clname) != LUA_TTABLE)                    /* 9 */
-        luaL_error(L, "cluster \"%s\" (context \"%s\") not found in the kubeconfig", clname, ctxname);
+        luaL_error(L, "cluster %s (context %s) not found in the kubeconfig", quoted(L, clname), quoted(L, ctxname));
     lua_getfield(L, 9, "v");                                         /* 10 */
     lua_getfield(L, 9, "dir");                                       /* 11 */
     const char *server = field_str(L, 10, "server");
-    if (!server) luaL_error(L, "cluster \"%s\" has no server", clname);
+    if (!server) luaL_error(L, "cluster %s has no server", quoted(L, clname));
     set_str(L, &c->server, server);
     c->insecure = field_bool(L, 10, "insecure-skip-tls-verify");
     set_str(L, &c->tls_server_name, field_str(L, 10, "tls-server-name"));
-    lua_pushfstring(L, "cluster \"%s\"", clname);                  /* 12 */
+    lua_pushfstring(L, "cluster %s", quoted(L, clname));
+    lua_remove(L, -2);                                               /* 12 */
     c->ca_pem = material(L, 9, 10, "certificate-authority", lua_tostring(L, 12));
     lua_settop(L, 11);
 
@@ -731,7 +740,7 @@ static int kube_load(lua_State *L)
         set_str(L, &c->user, uname);
         lua_getfield(L, 3, "users");                                 /* 12 */
         if (lua_getfield(L, 12, uname) != LUA_TTABLE)                /* 13 */
-            luaL_error(L, "user \"%s\" (context \"%s\") not found in the kubeconfig", uname, ctxname);
+            luaL_error(L, "user %s (context %s) not found in the kubeconfig", quoted(L, uname), quoted(L, ctxname));
         lua_getfield(L, 13, "v");                                    /* 14 */
         lua_getfield(L, 13, "dir");                                  /* 15 */
         const char *udir = lua_tostring(L, 15);
@@ -741,20 +750,23 @@ static int kube_load(lua_State *L)
         lua_getfield(L, 14, "auth-provider");
         if (lua_istable(L, -1)) {
             const char *n = field_str(L, -1, "name");
-            luaL_error(L, "user \"%s\": auth-provider \"%s\" is not supported; use an exec credential plugin", uname, n ? n : "?");
+            luaL_error(L, "user %s: auth-provider %s is not supported; use an exec credential plugin",
+                       quoted(L, uname), quoted(L, n ? n : "?"));
         }
         lua_pop(L, 1);
-        lua_pushfstring(L, "user \"%s\"", uname);                   /* 16 */
+        lua_pushfstring(L, "user %s", quoted(L, uname));
+        lua_remove(L, -2);                                           /* 16 */
         c->cert_pem = material(L, 13, 14, "client-certificate", lua_tostring(L, 16));
         c->key_pem = material(L, 13, 14, "client-key", lua_tostring(L, 16));
         if (!c->cert_pem != !c->key_pem)
-            luaL_error(L, "user \"%s\": a client certificate needs both client-certificate and client-key", uname);
+            luaL_error(L, "user %s: a client certificate needs both client-certificate and client-key", quoted(L, uname));
         if (c->cert_pem) set_str(L, &c->auth, "client-certificate");
         if (tok) { c->token = xstrdup(L, tok); set_str(L, &c->auth, "token"); }
         else if (tokfile) {
             push_resolved(L, udir, tokfile);
             push_where(L, 13, "tokenFile");
-            lua_pushfstring(L, ": user \"%s\": tokenFile", uname);
+            lua_pushfstring(L, ": user %s: tokenFile", quoted(L, uname));
+            lua_remove(L, -2);
             lua_concat(L, 2);
             c->token = read_secret(L, lua_tostring(L, -2), lua_tostring(L, -1), 1);
             lua_pop(L, 2);
@@ -856,7 +868,8 @@ static struct http_transfer *prepare(lua_State *L, struct config *c, int req)
         curl_url_cleanup(u);
         lua_settop(L, base);
         lua_pushnil(L);
-        lua_pushfstring(L, "invalid server URL for cluster \"%s\"", c->cluster ? c->cluster : "?");
+        lua_pushfstring(L, "invalid server URL for cluster %s", quoted(L, c->cluster ? c->cluster : "?"));
+        lua_remove(L, -2);
         lua_pushnil(L);
         return NULL;
     }

@@ -1,6 +1,7 @@
 /* Located error messages with a source excerpt and a caret (see location.h). */
 #include <string.h>
 #include <lauxlib.h>
+#include "escape.h"
 #include "location.h"
 
 #define EXCERPT_MAX 120   /* clip very long lines (a 1 GB line must not be echoed) */
@@ -8,12 +9,19 @@
 void fluence_push_located(lua_State *L, const char *name, const char *text,
                           size_t len, size_t line, size_t col, const char *msg)
 {
+    /* the name and the message are one line whatever they quote (a YAML
+     * key with a newline in it: escape.h) */
+    fluence_push_escaped(L, name, strlen(name), 0);
+    fluence_push_escaped(L, msg, strlen(msg), 0);
+    if (col > 0)
+        lua_pushfstring(L, "%s:%d:%d: %s", lua_tostring(L, -2), (int)line, (int)col, lua_tostring(L, -1));
+    else
+        lua_pushfstring(L, "%s:%d: %s", lua_tostring(L, -2), (int)line, lua_tostring(L, -1));
+    lua_replace(L, -3);
+    lua_pop(L, 1);
     luaL_Buffer b;
     luaL_buffinit(L, &b);
-    if (col > 0)
-        lua_pushfstring(L, "%s:%d:%d: %s", name, (int)line, (int)col, msg);
-    else
-        lua_pushfstring(L, "%s:%d: %s", name, (int)line, msg);
+    lua_pushvalue(L, -2);
     luaL_addvalue(&b);
 
     /* find the line */
@@ -46,4 +54,5 @@ void fluence_push_located(lua_State *L, const char *name, const char *text,
         }
     }
     luaL_pushresult(&b);
+    lua_remove(L, -2);
 }

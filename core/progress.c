@@ -16,12 +16,14 @@
  * A transfer that blocks calls fluence_progress_waiting() from libcurl's
  * progress callback (http_transfer.c), about once a second even when no
  * byte moves: the line then reads "TEXT (waiting for HOST, N s)".  Nothing
- * here raises or allocates: it runs inside libcurl callbacks. */
+ * the callbacks reach raises or allocates.  The text is escaped when it is
+ * set (escape.h); a control character left in the host becomes a space. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <lauxlib.h>
+#include "escape.h"
 #include "progress.h"
 
 #define DELAY 1.0           /* seconds before a progress line appears */
@@ -117,6 +119,8 @@ static int p_update(lua_State *L)
     }
     size_t len;
     const char *s = luaL_checklstring(L, 1, &len);
+    s = fluence_push_escaped(L, s, len, 0);          /* one line, whatever it names */
+    len = lua_rawlen(L, -1);
     if (len >= sizeof P.text) len = sizeof P.text - 1;
     memcpy(P.text, s, len);
     P.text[len] = 0;

@@ -7,6 +7,7 @@
 #include "runtime.h"
 #include "modules.h"
 #include "embed.h"
+#include "escape.h"
 #include "exitcode.h"
 #include "lalloc.h"
 #if defined(__has_include)
@@ -49,6 +50,29 @@ int fluence_pcall(lua_State *L, int nargs, int nresults)
     return status;
 }
 
+/* [-2, +1]  (pointer, length) -> the text escaped; run protected. */
+static int escape_message(lua_State *L)
+{
+    const char *msg = lua_touserdata(L, 1);
+    fluence_push_escaped(L, msg, (size_t)lua_tointeger(L, 2), FLUENCE_ESC_KEEP_LINES);
+    return 1;
+}
+
+/* "fluence: MESSAGE" on stderr, its control characters escaped (escape.h):
+ * a message may quote a server or a file, and must not drive the terminal. */
+static void print_message(lua_State *L, const char *msg, size_t len)
+{
+    lua_pushcfunction(L, escape_message);
+    lua_pushlightuserdata(L, (void *)msg);
+    lua_pushinteger(L, (lua_Integer)len);
+    if (lua_pcall(L, 2, 1, 0) == LUA_OK) {
+        size_t n;
+        const char *e = lua_tolstring(L, -1, &n);
+        fprintf(stderr, "fluence: %.*s\n", (int)n, e);
+    } else fputs("fluence: (no memory left to report an error)\n", stderr);
+    lua_pop(L, 1);
+}
+
 int fluence_report(lua_State *L)
 {
     int code = FLUENCE_EXIT_INTERNAL;
@@ -62,16 +86,13 @@ int fluence_report(lua_State *L)
         lua_pop(L, 1);
         lua_getfield(L, -1, "message");
         msg = lua_tostring(L, -1);
-        if (msg) fprintf(stderr, "fluence: %s\n", msg);
+        if (msg) print_message(L, msg, strlen(msg));
         lua_pop(L, 1);
     } else if ((msg = lua_tostring(L, -1)) != NULL) {
         /* an unexpected error: the first line is "FILE:LINE: message"; the
          * traceback that follows is for developers (FLUENCE_DEBUG=1). */
         const char *tb = strstr(msg, "\nstack traceback:");
-        if (tb && !verbose)
-            fprintf(stderr, "fluence: %.*s\n", (int)(tb - msg), msg);
-        else
-            fprintf(stderr, "fluence: %s\n", msg);
+        print_message(L, msg, tb && !verbose ? (size_t)(tb - msg) : strlen(msg));
     }
     if (!msg) fprintf(stderr, "fluence: unknown error\n");
     lua_pop(L, 1);

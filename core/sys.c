@@ -17,6 +17,7 @@
 #include <lauxlib.h>
 #include "embed.h"
 #include "exitcode.h"
+#include "escape.h"
 #include "location.h"
 #include "output.h"
 #include "readfile.h"
@@ -147,7 +148,10 @@ static int sys_list_dir(lua_State *L)
 }
 
 /* write(fd, ...) writes strings to 1 (stdout) or 2 (stderr), all or error
- * (output.h: a failure on stdout also fails the run at exit). */
+ * (output.h: a failure on stdout also fails the run at exit).  What goes to
+ * stderr is for a terminal: its control characters are escaped (escape.h),
+ * lines and tabs kept; stdout carries data (manifests, JSON) and is written
+ * as it is. */
 static int sys_write(lua_State *L)
 {
     int fd = (int)luaL_checkinteger(L, 1);
@@ -156,6 +160,11 @@ static int sys_write(lua_State *L)
     for (int i = 2; i <= top; i++) {
         size_t len;
         const char *s = luaL_checklstring(L, i, &len);
+        if (fd == 2 && fluence_needs_escape(s, len, FLUENCE_ESC_KEEP_LINES)) {
+            luaL_checkstack(L, 1, "write");
+            fluence_push_escaped(L, s, len, FLUENCE_ESC_KEEP_LINES);
+            s = lua_tolstring(L, -1, &len);
+        }
         int err = fluence_write(fd, s, len);
         if (err) {
             lua_pushnil(L);
@@ -164,6 +173,27 @@ static int sys_write(lua_State *L)
         }
     }
     lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* quote(s) -> s in double quotes, escaped as Go's %q (escape.h): for a
+ * string from outside shown in a message */
+static int sys_quote(lua_State *L)
+{
+    size_t len;
+    const char *s = luaL_checklstring(L, 1, &len);
+    fluence_push_escaped(L, s, len, FLUENCE_ESC_QUOTE);
+    return 1;
+}
+
+/* escape(s [, keep_lines]) -> s with its control characters (newlines too)
+ * escaped, so that it stays on one line, without quotes; keep_lines: a text
+ * of several lines, its newlines and tabs kept */
+static int sys_escape(lua_State *L)
+{
+    size_t len;
+    const char *s = luaL_checklstring(L, 1, &len);
+    fluence_push_escaped(L, s, len, lua_toboolean(L, 2) ? FLUENCE_ESC_KEEP_LINES : 0);
     return 1;
 }
 
@@ -284,6 +314,8 @@ static const luaL_Reg sys_funcs[] = {
     {"list_dir", sys_list_dir},
     {"mkdir", sys_mkdir},
     {"write", sys_write},
+    {"quote", sys_quote},
+    {"escape", sys_escape},
     {"isatty", sys_isatty},
     {"now", sys_now},
     {"monotonic", sys_monotonic},

@@ -28,6 +28,7 @@
 local json = require "fluence.json"
 local errors = require "fluence.errors"
 local kubeclient = require "fluence.kubeclient"
+local sys = require "fluence.sys"
 
 local M = {}
 
@@ -37,7 +38,8 @@ function M.display_name(api_version, kind, name)
   local group = kubeclient.split_api_version(api_version)
   local k = tostring(kind or "object"):lower()
   if group and group ~= "" then k = k .. "." .. group end
-  return k .. "/" .. tostring(name or "")
+  -- a line of its own on stdout or stderr: escaped (control characters)
+  return sys.escape(k .. "/" .. tostring(name or ""))
 end
 
 local function expand(objects)
@@ -196,11 +198,11 @@ end
 -- refuses, and the two ways forward.
 function M.conflict_message(c)
   local ns = c.namespace and (" -n " .. c.namespace) or ""
-  return ("%s: the selected backend changed from %s to %q since it was last applied, and the server refuses " ..
-          "to change it in place (%s). To move it, delete it (kubectl delete %s%s) and apply again; " ..
-          "to keep it where it is, pin it in the manifest (annotation %s: %s)")
-    :format(c.name, c.from and ("%q"):format(c.from) or "no pin", c.to, c.reason, c.name, ns,
-            PIN, c.from or "NAME")
+  return errors.format("%s: the selected backend changed from %s to %q since it was last applied, and the " ..
+                       "server refuses to change it in place (%s). To move it, delete it (kubectl delete %s%s) " ..
+                       "and apply again; to keep it where it is, pin it in the manifest (annotation %s: %s)",
+                       c.name, c.from and errors.format("%q", c.from) or "no pin", c.to, c.reason, c.name, ns,
+                       PIN, c.from and sys.escape(c.from) or "NAME")
 end
 
 function M.apply_all(client, objects, opts)

@@ -1,6 +1,7 @@
 -- Structured errors: what the user sees and the exit code it means.
 --
 --   errors.raise("INPUT", "job.yaml:3:5: message")   -- never returns
+--   errors.raise("INPUT", "unknown provider %q", name)  -- %q: Go's, one line
 --
 -- The C message handler passes these tables through untouched and main()
 -- prints "fluence: <message>" and exits with EXIT[code].  Any other error
@@ -23,8 +24,25 @@ function errors.new(code, message)
   return e
 end
 
+-- string.format, but %q quotes as Go's %q does (sys.quote): a string from
+-- outside (a name from a manifest, a kubeconfig, a plugin) stays on one
+-- line, its control characters escaped, where Lua's %q writes a newline as
+-- a backslash and a real newline.
+function errors.format(fmt, ...)
+  local args, n = table.pack(...), 0
+  local f = fmt:gsub("%%([-+ #0]*%d*%.?%d*)(.)", function(flags, c)
+    if c == "%" then return nil end
+    n = n + 1
+    if c == "q" and flags == "" and type(args[n]) == "string" then
+      args[n] = sys.quote(args[n])
+      return "%s"
+    end
+  end)
+  return f:format(table.unpack(args, 1, args.n))
+end
+
 function errors.raise(code, fmt, ...)
-  local msg = select("#", ...) > 0 and fmt:format(...) or fmt
+  local msg = select("#", ...) > 0 and errors.format(fmt, ...) or fmt
   error(errors.new(code, msg), 0)
 end
 

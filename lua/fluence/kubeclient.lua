@@ -20,6 +20,7 @@
 local kube = require "fluence.kube"
 local json = require "fluence.json"
 local errors = require "fluence.errors"
+local sys = require "fluence.sys"
 
 local M = {}
 
@@ -152,15 +153,16 @@ local function failure(self, method, path, r, decoded)
     end
   end
   local p = path:gsub("%?.*", "")
+  if msg ~= nil then msg = sys.escape(tostring(msg)) end      -- the server's words: one line
   if not msg or msg == "" then
-    local body = (r.body or ""):gsub("%s+", " "):sub(1, 200)
+    local body = sys.escape((r.body or ""):gsub("%s+", " "):sub(1, 200))
     msg = ("%s %s%s: %s"):format(method, self.server, p, body ~= "" and body or (REASONS[code] or "error"))
   end
   local text = ("cluster: %s (HTTP %d %s)"):format(msg, code, REASONS[code] or "")
   text = text:gsub(" %)$", ")")
   if code == 401 then
-    text = text .. ("; the server rejected the credentials of user %q (context %q, %s)")
-      :format(self.user or "", self.context or "", self.auth or "none")
+    text = text .. ("; the server rejected the credentials of user %s (context %s, %s)")
+      :format(sys.quote(self.user or ""), sys.quote(self.context or ""), self.auth or "none")
   end
   cluster_error(text, { status = code, reason = reason, server_message = msg, body = decoded })
 end
@@ -183,7 +185,7 @@ local function answer(self, method, path, r, err, tries)
                              r.status, (r.time or 0) * 1000)
   end
   if not r then
-    cluster_error(("cluster: %s (context %q)"):format(err, self.context or ""), { network = true })
+    cluster_error(("cluster: %s (context %s)"):format(err, sys.quote(self.context or "")), { network = true })
   end
   if r.status == 429 and tries < M.MAX_RETRIES then
     local wait = tonumber(r.headers["retry-after"]) or 1

@@ -3,8 +3,10 @@
 --   log.setup(args)          once per run: reads args.opts.verbose (-v count)
 --   log.v(level, fmt, ...)   "fluence: MESSAGE" on stderr when -v was given at
 --                            least `level` times (1: providers, timings;
---                            2: HTTP status lines; 3: everything).  Never pass
---                            secrets: tokens and keys must not reach a log.
+--                            2: HTTP status lines; 3: everything), on one
+--                            line: control characters and newlines escaped.
+--                            Never pass secrets: tokens and keys must not
+--                            reach a log.
 --   log.level()              the current verbosity (0 without -v)
 --   log.progress(msg)        a single updating status line on stderr, shown
 --                            only when stderr is a terminal and the current
@@ -39,7 +41,9 @@ function log.v(n, fmt, ...)
   if level < n then return end
   local msg = select("#", ...) > 0 and fmt:format(...) or tostring(fmt)
   progress.erase()
-  sys.write(2, "fluence: " .. msg .. "\n")
+  -- one message, one line, whatever it names (a server's answer, a plugin's
+  -- text): escaped as Go's %q does (core/escape.h)
+  sys.write(2, "fluence: " .. sys.escape(msg) .. "\n")
 end
 
 function log.progress(msg)

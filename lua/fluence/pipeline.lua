@@ -198,29 +198,29 @@ function pipeline.compile(text, opts)
   for _, st in ipairs(tree.stages) do
     local entry, suffix = resolve(reg, st.word)
     if not entry then
-      local msg = ("unknown policy %q"):format(st.word)
+      local msg = errors.format("unknown policy %q", st.word)
       local s = suggest(st.word, vocabulary(reg, known))
-      if s then msg = msg .. (" (did you mean %q?)"):format(s) end
+      if s then msg = msg .. errors.format(" (did you mean %q?)", s) end
       return nil, located(name, text, st.pos, msg)
     end
     local plugin = entry.plugin
     if st.tolerance and not plugin.tolerance then
       return nil, located(name, text, st.tolerance.pos,
-        ("policy %q takes no tolerance"):format(entry.name))
+        errors.format("policy %q takes no tolerance", entry.name))
     end
     if st.args and plugin.args == false then
       return nil, located(name, text, st.args.pos,
-        ("policy %q takes no arguments"):format(entry.name))
+        errors.format("policy %q takes no arguments", entry.name))
     end
     for _, it in ipairs(st.args and st.args.items or {}) do
       if it.sep == "|" and not plugin.alternatives then
         return nil, located(name, text, it.seppos,
-          ("policy %q takes no alternatives (\"|\" between conditions)"):format(entry.name))
+          errors.format("policy %q takes no alternatives (\"|\" between conditions)", entry.name))
       end
     end
     if not st.args and plugin.args == "required" then
       return nil, located(name, text, st.endpos,
-        ("policy %q needs arguments (%s:...)"):format(entry.name, st.word))
+        errors.format("policy %q needs arguments (%s:...)", entry.name, st.word))
     end
     local stage = copy(st)
     stage.head, stage.suffix = entry.name, suffix
@@ -264,11 +264,11 @@ function pipeline.compile(text, opts)
         return nil, located(name, text, pos, e.msg)
       end
       return nil, located(name, text, st.pos,
-        ("policy %q (%s): %s"):format(st.text, entry.origin, tostring(e)))
+        errors.format("policy %q (%s): %s", st.text, entry.origin, tostring(e)))
     end
     if type(fn) ~= "function" then
       return nil, located(name, text, st.pos,
-        ("policy %q (%s): compile returned %s, not a function"):format(st.text, entry.origin, type(fn)))
+        errors.format("policy %q (%s): compile returned %s, not a function", st.text, entry.origin, type(fn)))
     end
     local set
     if type(reads) == "table" then
@@ -347,9 +347,9 @@ function Pipeline:run(backends, request)
     end
     if not ok then
       if is_marker(out, Fail) then
-        return failed(("policy %q: %s"):format(st.text, out.msg))
+        return failed(errors.format("policy %q: %s", st.text, out.msg))
       end
-      return failed(("policy %q (%s): %s"):format(st.text, st.origin, tostring(out)), true)
+      return failed(errors.format("policy %q (%s): %s", st.text, st.origin, tostring(out)), true)
     end
     if type(out) ~= "table" then
       return failed(("policy %q (%s): returned %s, not a list of backends")
@@ -369,7 +369,7 @@ function Pipeline:run(backends, request)
     input, index = next_input, next_index
     pool = next_pool
     if #pool == 0 then
-      return failed(("policy %q eliminated all candidates"):format(st.text))
+      return failed(errors.format("policy %q eliminated all candidates", st.text))
     end
   end
   result.ok = true

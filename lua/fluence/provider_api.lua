@@ -66,7 +66,7 @@ function M.new(opts)
   local function say(fmt, ...)
     local msg = select("#", ...) > 0 and fmt:format(...) or fmt
     require("fluence.progress").erase()      -- a warning replaces the progress line
-    sys.write(2, "fluence: " .. msg .. "\n")
+    sys.write(2, "fluence: " .. sys.escape(tostring(msg)) .. "\n")   -- one line, escaped
   end
   local yaml, json, http = require "fluence.yaml", require "fluence.json", require "fluence.http"
   local logger = require "fluence.log"

@@ -31,8 +31,10 @@ local selection = {}
 local P = request_mod.PREFIX
 local PIN, RESULT, POLICY = P .. "require-backend", P .. "select-result", P .. "select-policy"
 
+-- Kind/name of an object, for a message: on one line whatever the manifest
+-- says (a name holding a newline or an escape sequence is escaped).
 local function describe(obj)
-  return ("%s/%s"):format(obj.kind or "?", obj.name or obj.generateName or "?")
+  return sys.escape(("%s/%s"):format(obj.kind or "?", obj.name or obj.generateName or "?"))
 end
 
 local logger = require "fluence.log"
@@ -64,7 +66,7 @@ local function clusters_source(args)
     local c = src.current or src.open().list[1]
     if c.offerings then return c.offerings end
     local err = c.offerings_error
-    local on = src.current and (" on context %q"):format(require("fluence.cluster").name(c)) or ""
+    local on = src.current and errors.format(" on context %q", require("fluence.cluster").name(c)) or ""
     local msg = tostring(err and err.message or err or "unknown error")
     local function why(m)
       return "scheduler offerings unknown" .. on .. " (could not read the fluence-resources ConfigMap: " ..
@@ -121,7 +123,7 @@ local function static_providers(reg, args, req, notes)
   if req.backend_family then
     local e = find_provider(reg, req.backend_family)
     if e then add(e)
-    else notes[#notes + 1] = ("select-backend %q: no provider of that family; ignored"):format(req.backend_family) end
+    else notes[#notes + 1] = errors.format("select-backend %q: no provider of that family; ignored", req.backend_family) end
   end
   return list, seen
 end
@@ -562,12 +564,12 @@ local function decide_many(ctx, req, how)
           graphs[name] = full
           now_graphs[name] = c.usage and cluster.graph(c, true) or full
           if not c.usage then
-            note(("cannot list the pods running on context %q (%s): fits:now matches against capacity, " ..
-                  "not what runs now"):format(cluster.name(c), c.usage_error and c.usage_error.message or "not read"),
-                 true)
+            note(errors.format("cannot list the pods running on context %q (%s): fits:now matches against " ..
+                               "capacity, not what runs now", cluster.name(c),
+                               c.usage_error and c.usage_error.message or "not read"), true)
           end
         else
-          note(("cannot read the nodes of context %q (%s): fits keeps its backends"):format(cluster.name(c), why), true)
+          note(errors.format("cannot read the nodes of context %q (%s): fits keeps its backends", cluster.name(c), why), true)
         end
       end
       -- a cluster without a graph keeps its candidates (fits has nothing to match)
@@ -674,24 +676,30 @@ end
 local function report(rec, said, cluster)
   local d = rec.decision
   local lines, run = {}, d.run_notes
+  -- every line one line: what it quotes (backend names and notes from
+  -- providers, the cluster and files, the policy text) is escaped, and
+  -- quoted as the Go client's %q did
+  local esc, quote = sys.escape, sys.quote
   for _, n in ipairs(rec.notes) do
     local key = cluster .. "\0" .. n
     if run[n] and not said[key] then
       said[key] = true
-      lines[#lines + 1] = ("note: %s\n"):format(n)
+      lines[#lines + 1] = ("note: %s\n"):format(esc(n))
     end
   end
-  local on = rec.context and (' on context "%s"'):format(rec.context) or ""
-  lines[#lines + 1] = ('selected backend "%s"%s for %s (policy "%s")\n'):format(rec.chosen, on, describe(rec.object),
-                                                                              rec.pipeline.text)
+  local on = rec.context and (" on context %s"):format(quote(rec.context)) or ""
+  lines[#lines + 1] = ("selected backend %s%s for %s (policy %s)\n"):format(quote(rec.chosen), on, describe(rec.object),
+                                                                          quote(rec.pipeline.text))
   -- what follows depends on the decision alone: made once for all the
   -- objects that share it
   local tail = d.report_tail
   if not tail then
     local t = {}
-    for _, n in ipairs(dropped_names(rec)) do t[#t + 1] = "  dropped " .. n .. ": " .. rec.dropped[n] .. "\n" end
+    for _, n in ipairs(dropped_names(rec)) do
+      t[#t + 1] = "  dropped " .. esc(n) .. ": " .. esc(tostring(rec.dropped[n])) .. "\n"
+    end
     for _, n in ipairs(rec.notes) do
-      if not run[n] then t[#t + 1] = ("  note: %s\n"):format(n) end
+      if not run[n] then t[#t + 1] = ("  note: %s\n"):format(esc(n)) end
     end
     tail = table.concat(t)
     d.report_tail = tail
@@ -743,8 +751,8 @@ function selection.run(args, how)
       local chosen, context
       local pin = wanted and request_mod.pin(obj)
       if pin and not opts["force-select"] and not how.policy_file then
-        stderr[#stderr + 1] = ('note: %s already pinned to "%s"; skipping selection ' ..
-                               '(use --force-select to override)\n'):format(describe(obj), pin)
+        stderr[#stderr + 1] = ("note: %s already pinned to %s; skipping selection " ..
+                               "(use --force-select to override)\n"):format(describe(obj), sys.quote(pin))
         wanted = false
       end
       if wanted then

@@ -95,7 +95,7 @@ function cmd.run(args)
     local where = {}
     for _, g in ipairs(groups) do
       local client = g.c.client
-      where[#where + 1] = ("%s (context %q, namespace %q)"):format(client.server or "?", client.context or "",
+      where[#where + 1] = errors.format("%s (context %q, namespace %q)", client.server or "?", client.context or "",
                                                                   client.namespace or "")
     end
     local answer = sys.read_tty_line(("%s %d object%s to %s? [y/N] ")
@@ -122,7 +122,7 @@ function cmd.run(args)
   local conflicts = {}
   for _, g in ipairs(groups) do
     for _, c in ipairs(apply.preflight(g.c.client, g.objects, how_for(g.c.client))) do
-      if cl.many then c.name = c.name .. (" (context %q)"):format(cluster.name(g.c)) end
+      if cl.many then c.name = c.name .. errors.format(" (context %q)", cluster.name(g.c)) end
       conflicts[#conflicts + 1] = c
     end
   end

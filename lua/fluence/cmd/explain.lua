@@ -107,13 +107,18 @@ end
 local function width(s) return utf8.len(s) or #s end
 local function pad(s, w) return s .. (" "):rep(math.max(0, w - width(s))) end
 
+-- The table is for a terminal: every text in it from outside (backend,
+-- attribute and object names, reasons, notes, the policy) is escaped
+-- (sys.escape: one line, no control characters), so only the table's own
+-- colours reach the terminal.  The JSON keeps the text as it is.
 local function to_table(records, color)
+  local esc = sys.escape
   local function paint(code, s) return color and ("\27[" .. code .. "m" .. s .. "\27[0m") or s end
   local out, said = {}, {}
   for ri, rec in ipairs(records) do
     if ri > 1 then out[#out + 1] = "" end
-    out[#out + 1] = ("%s  (%s)"):format(paint("1", describe(rec.object)), rec.where)
-    out[#out + 1] = "policy: " .. rec.pipeline.text
+    out[#out + 1] = ("%s  (%s)"):format(paint("1", esc(describe(rec.object))), esc(rec.where))
+    out[#out + 1] = "policy: " .. esc(rec.pipeline.text)
     local cols = columns(rec)
     local cells = stage_cells(rec)
     local header = { "BACKEND" }
@@ -121,7 +126,7 @@ local function to_table(records, color)
     local pool_dropped = false
     for _, b in ipairs(rec.all) do if cells[b.name][0].state == "dropped" then pool_dropped = true end end
     if pool_dropped then header[#header + 1] = "POOL" end
-    for i, st in ipairs(rec.result.stages or {}) do header[#header + 1] = ("%d:%s"):format(i, st.text) end
+    for i, st in ipairs(rec.result.stages or {}) do header[#header + 1] = ("%d:%s"):format(i, esc(st.text)) end
     local rows = { header }
     local kinds = { {} }
     for _, b in ipairs(rec.all) do
@@ -145,6 +150,7 @@ local function to_table(records, color)
           kind[#kind + 1] = ""
         end
       end
+      for i, cell in ipairs(row) do row[i] = esc(cell) end
       rows[#rows + 1] = row
       kinds[#kinds + 1] = kind
     end
@@ -165,15 +171,15 @@ local function to_table(records, color)
       end
       out[#out + 1] = table.concat(parts, "  ")
     end
-    if rec.chosen then out[#out + 1] = "chosen: " .. paint("1;32", rec.chosen) ..
-                                        (rec.context and (" on context " .. rec.context) or "")
-    else out[#out + 1] = paint("1;31", "failed: ") .. (rec.error or "no backend") end
+    if rec.chosen then out[#out + 1] = "chosen: " .. paint("1;32", esc(rec.chosen)) ..
+                                        (rec.context and (" on context " .. esc(rec.context)) or "")
+    else out[#out + 1] = paint("1;31", "failed: ") .. esc(rec.error or "no backend", true) end
     -- a note about the whole run (offerings unknown, no credentials) is
     -- shown with the first object it concerns, as on stderr; JSON keeps
     -- every object's notes whole
     local run = rec.decision and rec.decision.run_notes or {}
     for _, n in ipairs(rec.notes) do
-      if not (run[n] and said[n]) then out[#out + 1] = "note: " .. n end
+      if not (run[n] and said[n]) then out[#out + 1] = "note: " .. esc(n) end
       if run[n] then said[n] = true end
     end
   end

@@ -31,11 +31,11 @@ function cmd.run(args)
       errors.raise("CLUSTER", "graph: context %q: cannot read the nodes", name)
     end
     if c.offerings_error then
-      notes[#notes + 1] = ("note: context %q: no offerings in the graph (%s)\n"):format(name, c.offerings_error.message)
+      notes[#notes + 1] = errors.format("note: context %q: no offerings in the graph (%s)\n", name, c.offerings_error.message)
     end
     if opts.now and c.usage_error then
-      notes[#notes + 1] = ("note: context %q: cannot list the pods (%s): the graph shows capacity, not what is free now\n")
-        :format(name, c.usage_error.message)
+      notes[#notes + 1] = errors.format("note: context %q: cannot list the pods (%s): the graph shows capacity, " ..
+                                        "not what is free now\n", name, c.usage_error.message)
     end
     local g = cluster.graph(c, opts.now)
     parts[#parts + 1] = { name = name, graph = g }

@@ -1,0 +1,120 @@
+/* Escaping outside text for the terminal, as Go's %q does (see escape.h). */
+#include <string.h>
+#include "escape.h"
+
+/* The length of the UTF-8 sequence at s (at most n bytes) and its code
+ * point, or 0 when it is not well-formed UTF-8 (overlong, a surrogate, past
+ * U+10FFFF, cut short). */
+static size_t utf8_decode(const unsigned char *s, size_t n, unsigned *cp)
+{
+    unsigned c = s[0];
+    size_t len;
+    unsigned min;
+    if (c < 0x80) { *cp = c; return 1; }
+    if ((c & 0xE0) == 0xC0) { len = 2; min = 0x80; c &= 0x1F; }
+    else if ((c & 0xF0) == 0xE0) { len = 3; min = 0x800; c &= 0x0F; }
+    else if ((c & 0xF8) == 0xF0) { len = 4; min = 0x10000; c &= 0x07; }
+    else return 0;
+    if (len > n) return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        c = (c << 6) | (s[i] & 0x3F);
+    }
+    if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return 0;
+    *cp = c;
+    return len;
+}
+
+/* Characters a terminal does not show as themselves: controls, and format
+ * characters that reorder, hide or break lines (Go's strconv.IsPrint says
+ * no to these, among others). */
+static int hidden(unsigned c)
+{
+    return c < 0x20 || (c >= 0x7F && c <= 0x9F) || c == 0xAD ||
+           (c >= 0x200B && c <= 0x200F) || (c >= 0x2028 && c <= 0x202E) ||
+           (c >= 0x2060 && c <= 0x206F) || c == 0xFEFF || (c >= 0xFFF9 && c <= 0xFFFB);
+}
+
+static int plain(unsigned char c, int flags)
+{
+    if (c < 0x20) return (flags & FLUENCE_ESC_KEEP_LINES) && (c == '\n' || c == '\t');
+    if (c == 0x7F) return 0;
+    if ((flags & FLUENCE_ESC_QUOTE) && (c == '"' || c == '\\')) return 0;
+    return 1;
+}
+
+int fluence_needs_escape(const char *s, size_t len, int flags)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < len; i++) {
+        if (u[i] >= 0x80) {
+            unsigned cp;
+            size_t n = utf8_decode(u + i, len - i, &cp);
+            if (!n || hidden(cp)) return 1;
+            i += n - 1;
+        } else if (!plain(u[i], flags)) return 1;
+    }
+    return 0;
+}
+
+void fluence_escape(luaL_Buffer *b, const char *s, size_t len, int flags)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *u = (const unsigned char *)s;
+    if (flags & FLUENCE_ESC_QUOTE) luaL_addchar(b, '"');
+    size_t run = 0;                               /* start of the plain run */
+    for (size_t i = 0; i < len;) {
+        unsigned cp = u[i];
+        size_t n = 1;
+        int esc;
+        if (cp >= 0x80) {
+            n = utf8_decode(u + i, len - i, &cp);
+            esc = !n || hidden(cp);
+            if (!n) { n = 1; cp = 0x110000; }     /* a byte that is not UTF-8 */
+        } else esc = !plain((unsigned char)cp, flags);
+        if (!esc) { i += n; continue; }
+        luaL_addlstring(b, s + run, i - run);
+        char e[12];
+        size_t k = 0;
+        e[k++] = '\\';
+        switch (cp) {
+        case '\a': e[k++] = 'a'; break;
+        case '\b': e[k++] = 'b'; break;
+        case '\f': e[k++] = 'f'; break;
+        case '\n': e[k++] = 'n'; break;
+        case '\r': e[k++] = 'r'; break;
+        case '\t': e[k++] = 't'; break;
+        case '\v': e[k++] = 'v'; break;
+        case '"': e[k++] = '"'; break;
+        case '\\': e[k++] = '\\'; break;
+        default:
+            if (cp > 0x10FFFF) cp = u[i];
+            if (cp < 0x100 && (cp < 0x80 || n == 1)) {       /* \xNN: a control, or a stray byte */
+                e[k++] = 'x';
+                e[k++] = hex[cp >> 4];
+                e[k++] = hex[cp & 15];
+            } else {
+                e[k++] = 'u';
+                for (int sh = 12; sh >= 0; sh -= 4) e[k++] = hex[(cp >> sh) & 15];
+            }
+        }
+        luaL_addlstring(b, e, k);
+        i += n;
+        run = i;
+    }
+    luaL_addlstring(b, s + run, len - run);
+    if (flags & FLUENCE_ESC_QUOTE) luaL_addchar(b, '"');
+}
+
+const char *fluence_push_escaped(lua_State *L, const char *s, size_t len, int flags)
+{
+    if (!(flags & FLUENCE_ESC_QUOTE) && !fluence_needs_escape(s, len, flags)) {
+        lua_pushlstring(L, s, len);
+        return lua_tostring(L, -1);
+    }
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    fluence_escape(&b, s, len, flags);
+    luaL_pushresult(&b);
+    return lua_tostring(L, -1);
+}
