@@ -133,3 +133,43 @@ users:
             "^fluence: " .. escape(dir) .. "/absent%.yaml: No such file or directory %(a kubeconfig%)\n$")
   end)
 end)
+
+-- Answers no API server gives, from a plain HTTP stand-in where the server
+-- should be (spec/support/http_server.py): named for what they are, on
+-- every path that reads the cluster (one request, a list of them at once).
+describe("an API server that is not one", function()
+  local server = require "support.server"
+  local json = require "fluence.json"
+  local s, dir, pod
+  setup(function()
+    s = server.start("spec/support/http_server.py", {})
+    dir = cli.tmpdir()
+    pod = cli.write(dir .. "/pod.yaml", cli.POD:format("min-cost"))
+  end)
+  teardown(function() s:stop(); cli.cleanup() end)
+
+  local function kubeconfig(prefix)
+    return cli.write(dir .. "/" .. prefix .. ".yaml", json.encode{
+      apiVersion = "v1", kind = "Config", ["current-context"] = "c",
+      contexts = json.array{ { name = "c", context = { cluster = "k", user = "u" } } },
+      clusters = json.array{ { name = "k", cluster = { server = ("http://127.0.0.1:%d/%s"):format(s.port, prefix) } } },
+      users = json.array{ { name = "u", user = { token = "t" } } },
+    })
+  end
+
+  for _, c in ipairs{
+    { "redirect", 'redirected to "https://elsewhere%.invalid:8443/login" %(not followed%)' },
+    { "html", "answered text/html, not JSON %(HTTP 200%)" },
+  } do
+    it("a " .. c[1] .. ": said so, not 'has no data', not followed", function()
+      local kc = kubeconfig(c[1])
+      local r = run{ "select", "-f", pod, "--attributes", ATTRS, "--kubeconfig", kc, "--require-offerings" }
+      refused(r, 4, "^fluence: [^\n]*: cluster: GET http://127%.0%.0%.1:%d+/" .. c[1] ..
+                    "/api/v1/namespaces/kube%-system/configmaps/fluence%-resources: " .. c[2])
+      assert.is_nil(r.err:find("has no data", 1, true))
+      assert.is_nil(r.err:find("secret", 1, true))
+      refused(run{ "graph", "--kubeconfig", kc }, 4, "GET http://127%.0%.0%.1:%d+/" .. c[1] .. "/api/v1/[^\n]*" .. c[2])
+      refused(run{ "apply", "-f", pod, "--attributes", ATTRS, "--kubeconfig", kc, "--offline" }, 4, c[2])
+    end)
+  end
+end)

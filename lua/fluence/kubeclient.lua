@@ -21,6 +21,7 @@ local kube = require "fluence.kube"
 local json = require "fluence.json"
 local errors = require "fluence.errors"
 local sys = require "fluence.sys"
+local http = require "fluence.http"
 
 local M = {}
 
@@ -177,6 +178,26 @@ local function raw_request(self, method, path, body, content_type, query)
            timeout = self.timeout, connect_timeout = self.connect_timeout }
 end
 
+-- An answer below 400 that no API server gives, named for what it is: a
+-- redirect (never followed: it would take the credentials elsewhere), or a
+-- page that is not JSON (a proxy's login page, a web server where the API
+-- server should be).  Raises the CLUSTER error; nothing for a JSON answer.
+local function check_kind(self, method, path, r)
+  local where = ("%s %s%s"):format(method, self.server or "", (path:gsub("%?.*", "")))
+  if r.status >= 300 and r.status < 400 then
+    local to = r.headers and r.headers.location
+    cluster_error(("cluster: %s: %s"):format(where, to and ("redirected to %s (not followed)"):format(
+                    sys.quote(http.url_shown(to))) or ("HTTP %d without a Location"):format(r.status)),
+                  { status = r.status })
+  end
+  local ctype = tostring(r.headers and r.headers["content-type"] or ""):match("^%s*([^;%s]+)")
+  ctype = ctype and ctype:lower()
+  if r.body ~= "" and ctype and ctype ~= "application/json" and not ctype:match("%+json$") then
+    cluster_error(("cluster: %s: answered %s, not JSON (HTTP %d)"):format(where, sys.escape(ctype), r.status),
+                  { status = r.status })
+  end
+end
+
 -- One raw answer (or transport error) -> "retry", seconds | status, decoded,
 -- headers; raises the CLUSTER error a failure is.
 local function answer(self, method, path, r, err, tries)
@@ -191,6 +212,7 @@ local function answer(self, method, path, r, err, tries)
     local wait = tonumber(r.headers["retry-after"]) or 1
     return "retry", math.max(0, math.min(wait, M.MAX_RETRY_AFTER))
   end
+  if r.status < 400 then check_kind(self, method, path, r) end
   local decoded
   if r.body ~= "" then decoded = json.decode(r.body) end
   if r.status >= 400 then failure(self, method, path, r, decoded) end
@@ -222,6 +244,7 @@ function Client:request_text(method, path, query)
     if r and r.status < 400 and r.status ~= 429 then
       require("fluence.log").v(2, "HTTP %s %s%s -> %d (%.0f ms)", method, self.server or "", path,
                                r.status, (r.time or 0) * 1000)
+      check_kind(self, method, path, r)
       return r.status, r.body, r.headers
     end
     local status, wait = answer(self, method, path, r, err, tries)
@@ -255,7 +278,8 @@ function M.request_many(items)
       if it.text and r.status and r.status < 400 and r.status ~= 429 then
         require("fluence.log").v(2, "HTTP %s %s%s -> %d (%.0f ms)", it[2], it[1].server or "", it[3],
                                  r.status, (r.time or 0) * 1000)
-        ok, status, body, headers = true, r.status, r.body, r.headers
+        ok, status = pcall(check_kind, it[1], it[2], it[3], r)
+        if ok then status, body, headers = r.status, r.body, r.headers end
       else
         ok, status, body, headers = pcall(answer, it[1], it[2], it[3], r.status and r or nil, r.error, tries[i])
       end
