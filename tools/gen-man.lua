@@ -264,6 +264,7 @@ local ENV = {
   { "FLUENCE_PROVIDER_PATH", "Colon-separated directories of provider plugins, searched after --provider-dir." },
   { "FLUENCE_SOURCE_DIR", "Load lua/, policies/ and providers/ from this source tree before the built-in copies (development)." },
   { "FLUENCE_DEBUG", "When set, internal errors (exit 70) carry a Lua traceback." },
+  { "FLUENCE_MAX_INPUT", "The size limit of a manifest, in bytes (default 512 MiB); any other file fluence reads may be 64 MiB." },
   { "FLUENCE_FLUXION_LIB", "Path of flux-sched's libreapi_cli.so (v0.54 or later): match and the fits policy then run in Fluxion itself instead of the built-in matcher, with the same results." },
   { "KUBECONFIG", "Colon-separated kubeconfig files, merged (the first file that sets a value wins); --kubeconfig overrides it." },
   { "KUBERNETES_SERVICE_HOST, KUBERNETES_SERVICE_PORT", "Inside a pod without a kubeconfig: the API server, with the service account's token and CA." },
