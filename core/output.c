@@ -19,20 +19,6 @@ static int note(int fd, int err)
     return err;
 }
 
-int fluence_write(int fd, const char *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t w = write(fd, buf, len);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return note(fd, errno);
-        }
-        buf += w;
-        len -= (size_t)w;
-    }
-    return note(fd, 0);
-}
-
 int fluence_writev(int fd, struct iovec *iov, int n)
 {
     while (n > 0) {
@@ -46,6 +32,12 @@ int fluence_writev(int fd, struct iovec *iov, int n)
         if (n > 0) { iov->iov_base = (char *)iov->iov_base + left; iov->iov_len -= left; }
     }
     return note(fd, 0);
+}
+
+int fluence_write(int fd, const char *buf, size_t len)
+{
+    struct iovec iov = { (void *)buf, len };
+    return fluence_writev(fd, &iov, 1);
 }
 
 void fluence_guard_std_fds(void)

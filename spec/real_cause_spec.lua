@@ -33,10 +33,7 @@ local function escape(s) return (s:gsub("%p", "%%%0")) end
 
 describe("files that do not end", function()
   local dir, pod
-  before_each(function()
-    dir = cli.tmpdir()
-    pod = cli.write(dir .. "/pod.yaml", cli.POD:format("min-cost"))
-  end)
+  before_each(function() dir, pod = cli.workdir() end)
   after_each(cli.cleanup)
 
   it("an attribute file that is /dev/zero: its name and the limit", function()
@@ -81,10 +78,7 @@ end)
 
 describe("a kubeconfig that is wrong", function()
   local dir, pod
-  before_each(function()
-    dir = cli.tmpdir()
-    pod = cli.write(dir .. "/pod.yaml", cli.POD:format("min-cost"))
-  end)
+  before_each(function() dir, pod = cli.workdir() end)
   after_each(cli.cleanup)
 
   local function kubeconfig(cluster, user)
@@ -143,8 +137,7 @@ describe("an API server that is not one", function()
   local s, dir, pod
   setup(function()
     s = server.start("spec/support/http_server.py", {})
-    dir = cli.tmpdir()
-    pod = cli.write(dir .. "/pod.yaml", cli.POD:format("min-cost"))
+    dir, pod = cli.workdir()
   end)
   teardown(function() s:stop(); cli.cleanup() end)
 

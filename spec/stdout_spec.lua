@@ -26,8 +26,7 @@ end
 describe("stdout that cannot be written", function()
   local dir, pod, jobspec, policy
   setup(function()
-    dir = cli.tmpdir()
-    pod = cli.write(dir .. "/pod.yaml", cli.POD:format("min-cost"))
+    dir, pod = cli.workdir()
     policy = cli.write(dir .. "/policy.lua", 'return "min-cost"\n')
     local r = cli.run{ "jobspec", "-f", EX .. "/gang-does-not-fit/job-fits.yaml" }
     assert.are.equal(0, r.code, r.err)
@@ -109,7 +108,7 @@ envtest.describe("stdout that cannot be written, with a cluster", function(api)
     local graph = { "graph", "--kubeconfig", api.kubeconfig }
     assert.are.equal(0, go("", graph).code)
     write_error(go(">/dev/full", graph), "No space left on device")
-    local pod = cli.write(cli.tmpdir() .. "/pod.yaml", cli.POD:format("min-cost"))
+    local _, pod = cli.workdir()
     local apply = { "apply", "-f", pod, "--attributes", ATTRS, "--kubeconfig", api.kubeconfig, "-n", ns, "-o", "json" }
     write_error(go(">/dev/full", apply), "No space left on device")
     write_error(go(">&-", apply), "Bad file descriptor")

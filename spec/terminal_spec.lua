@@ -43,10 +43,7 @@ end)
 
 describe("hostile strings on stderr", function()
   local dir, pod
-  before_each(function()
-    dir = cli.tmpdir()
-    pod = cli.write(dir .. "/pod.yaml", cli.POD:format("min-cost"))
-  end)
+  before_each(function() dir, pod = cli.workdir() end)
   after_each(cli.cleanup)
 
   local function run(args)

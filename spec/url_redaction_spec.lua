@@ -38,7 +38,7 @@ describe("a kubeconfig server URL with a password", function()
   local dir, kc, pod
   local ATTRS = cli.root .. "/examples/quickstart/attributes.yaml"
   setup(function()
-    dir = cli.tmpdir()
+    dir, pod = cli.workdir()
     kc = cli.write(dir .. "/kc.yaml", json.encode{
       apiVersion = "v1", kind = "Config", ["current-context"] = "c",
       contexts = json.array{ { name = "c", context = { cluster = "k", user = "u" } } },
@@ -46,7 +46,6 @@ describe("a kubeconfig server URL with a password", function()
         server = ("https://%s:%s@127.0.0.1:1/base?token=%s"):format(USER, PASSWORD, PASSWORD) } } },
       users = json.array{ { name = "u", user = { token = "t" } } },
     })
-    pod = cli.write(dir .. "/pod.yaml", cli.POD:format("min-cost"))
   end)
   teardown(cli.cleanup)
 

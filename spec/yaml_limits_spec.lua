@@ -151,7 +151,7 @@ describe("hostile YAML in fluence's inputs", function()
   end
 
   it("an attribute file: merge keys over a recursive alias, a self-reference, a bomb", function()
-    local pod = file("pod.yaml", cli.POD:format("min-cost"))
+    local pod = select(2, cli.workdir())
     local head = "backends:\n- name: x\n  attributes: {cost_usd: 1}\n"
     refused(run{ "select", "-f", pod, "--offline", "--attributes", file("a.yaml", head .. "z: &s [*s]\ny: {<<: *s}\n") },
             3, '^fluence: provider "file": [^\n]*/a%.yaml:4:8: ' .. RECURSIVE .. "\n")
@@ -168,7 +168,7 @@ describe("hostile YAML in fluence's inputs", function()
   end)
 
   it("a kubeconfig: located, the file first, exit 3 even where the cluster is optional", function()
-    local pod = file("pod.yaml", cli.POD:format("min-cost"))
+    local pod = select(2, cli.workdir())
     local attrs = cli.root .. "/examples/quickstart/attributes.yaml"
     for name, text in pairs{
       ["merge.yaml"] = "apiVersion: v1\nkind: Config\nclusters: &s [*s]\nusers: [{<<: *s}]\n",
@@ -205,7 +205,7 @@ envtest.describe("hostile YAML in the cluster's fluence-resources", function(api
   } do
     it(name, function()
       configmap(c[1])
-      local pod = cli.write(cli.tmpdir() .. "/pod.yaml", cli.POD:format("min-cost"))
+      local _, pod = cli.workdir()
       local where = ns:gsub("%p", "%%%0") .. "/fluence%-resources resources%.yaml:" .. c[2]
       local r = cli.run{ "select", "-f", pod, "--attributes", attrs, "--kubeconfig", api.kubeconfig,
                          "--fluence-ns", ns, env = { HOME = "/nonexistent" } }

@@ -58,6 +58,13 @@ function M.tmpdir()
   return p
 end
 
+-- A fresh temporary directory holding pod.yaml, a Fluence Pod whose policy
+-- is min-cost (POD): returns the directory and the file's path.
+function M.workdir()
+  local dir = M.tmpdir()
+  return dir, M.write(dir .. "/pod.yaml", M.POD:format("min-cost"))
+end
+
 function M.cleanup()
   for _, p in ipairs(made) do os.execute("rm -rf " .. quote(p)) end
   made = {}
