@@ -282,7 +282,8 @@ static void merge_doc(lua_State *L, int m, const char *path)
     }
 }
 
-/* Decodes the file at path with fluence.yaml (located errors) and merges it. */
+/* Decodes the file at path with fluence.yaml (located errors, without the
+ * source excerpt) and merges it. */
 static void load_file(lua_State *L, int m, const char *path, int must_exist, int *nfiles)
 {
     size_t len;
@@ -306,7 +307,13 @@ static void load_file(lua_State *L, int m, const char *path, int must_exist, int
     free(text);
     lua_pushstring(L, path);
     lua_call(L, 2, 2);
-    if (lua_isnil(L, -2)) input_error(L);              /* located: "path:LINE:COL: ..." */
+    if (lua_isnil(L, -2)) {
+        /* located, "path:LINE:COL: message", without the excerpt of the
+         * source line that follows it: the line may hold a token */
+        const char *msg = lua_tostring(L, -1);
+        lua_pushlstring(L, msg, strcspn(msg, "\n"));
+        input_error(L);
+    }
     lua_pop(L, 1);
     if ((!lua_istable(L, -1) && !lua_islightuserdata(L, -1) && !lua_isnil(L, -1)) ||
         (lua_istable(L, -1) && lua_rawlen(L, -1) > 0)) {            /* a list */
