@@ -175,4 +175,16 @@ envtest.describe("hostile strings in a server's answer", function(api)
     assert.are.equal(0, forged, r.err)
     assert.matches('pod/bad\\x1b%[31m\\nfluence: forged: cluster: Pod "bad\\x1b%[31m\\nfluence: forged" is invalid', r.err)
   end)
+
+  it("graph -o tree shows the offerings' names escaped, one vertex one line", function()
+    api:request("POST", ("/api/v1/namespaces/%s/configmaps"):format(ns), { apiVersion = "v1", kind = "ConfigMap",
+      metadata = { name = "fluence-resources" },
+      data = { ["resources.yaml"] = 'resources:\n- {type: qdevice, name: "q\\e[31m\\nnode0 (node) rank 0"}\n' } })
+    local r = cli.run{ "graph", "-o", "tree", "--kubeconfig", api.kubeconfig, "--fluence-ns", ns,
+                       env = { HOME = "/nonexistent" } }
+    assert.are.equal(0, r.code, r.err)
+    inert(r.out)
+    assert.matches("\n  q\\x1b%[31m\\nnode0 %(node%) rank 0 %(node%) %[class=qdevice, [^\n]*%]\n$", r.out)
+    assert.is_nil(("\n" .. r.out):find("\nnode0 ", 1, true))
+  end)
 end)

@@ -257,7 +257,9 @@ function M.jgf(g)
   return json.encode(doc, { indent = 2 }) .. "\n"
 end
 
--- An indented tree: one line per vertex, "name (type) size unit [properties]".
+-- An indented tree: one line per vertex, "name (type) size unit [properties]",
+-- for a terminal: names and properties (the offerings' come from the
+-- ConfigMap) escaped, one vertex one line.
 function M.tree_text(g)
   local out = {}
   for _, v in ipairs(g:vertices()) do
@@ -269,8 +271,8 @@ function M.tree_text(g)
     if v.type == "memory" or v.type == "core" or v.type == "gpu" then
       size = " " .. v.size .. (v.unit and v.unit ~= "" and (" " .. v.unit) or "")
     end
-    out[#out + 1] = ("%s%s (%s)%s%s%s\n"):format(("  "):rep(depth), v.name, v.type, size,
-      v.rank >= 0 and (" rank " .. v.rank) or "", #props > 0 and (" [" .. table.concat(props, ", ") .. "]") or "")
+    out[#out + 1] = sys.escape(("%s%s (%s)%s%s%s"):format(("  "):rep(depth), v.name, v.type, size,
+      v.rank >= 0 and (" rank " .. v.rank) or "", #props > 0 and (" [" .. table.concat(props, ", ") .. "]") or "")) .. "\n"
   end
   return table.concat(out)
 end
