@@ -1,11 +1,13 @@
 /* fluence.manifest — byte-preserving manifest reading and rewriting.
  *
- *   manifest.parse(text, name [, {active_only = true}])
+ *   manifest.parse(text, name [, {active_only = true, by_shape = true}])
  *                              -> stream | nil, "name:LINE:COL: message ..."
  *                                 (text: a string or what manifest.read returns;
  *                                 active_only: descriptions only of objects
  *                                 that could take part in a selection -- a
- *                                 stream of 10,000 ConfigMaps needs none)
+ *                                 stream of 10,000 ConfigMaps needs none;
+ *                                 by_shape: pods found by shape in every
+ *                                 kind, the known kinds' table unused)
  *   manifest.read(path)        -> text | nil, "path: reason" (#text, tostring(text))
  *   manifest.indent_json(json [, indent [, depth]]) -> json indented (values untouched)
  *   manifest.kinds()           -> where known kinds keep their pods (manifest_kinds.c)
@@ -38,24 +40,31 @@
  *   annotations, labels ({k = v}, {} when absent), targets_fluence,
  *   wants_selection, replicas, parallelism, completions (spec.*, integers),
  *   templates = { {path, scheduler_name, annotations, labels, targets_fluence,
- *                  containers, init_containers, replicas}, ... }
+ *                  containers, init_containers, replicas}, ... },
+ *   unpinned = { {path, message}, ... }: an object asking for a selection
+ *   whose schedulerName: fluence at path is in no pod fluence found (its
+ *   pods would get no pin: callers warn)
  *   (no JSON: stream:object_json(i) makes it on demand).
  * containers: { {name, requests = {}, limits = {}, env = {NAME = value}, and
  *   requests_at, env_at (when it has env): {key = 1-based byte offset of its
  *   value}} }.
- * A pod template is the object itself when it has spec.containers (a Pod;
- * path ""), and every mapping under a key "template" whose spec has a
- * containers sequence, at any depth (Deployment, CronJob, JobSet, MPIJob ...).
- * Its replicas: the nearest enclosing spec's parallelism or replicas.
+ * Pods: a known kind's are where manifest_kinds.c's table says (its pod
+ * templates, an Argo Workflow's spec.podMetadata, a MiniCluster's spec.pod);
+ * any other kind's are found by shape: the object itself when it has
+ * spec.containers (a Pod; path ""), and every mapping whose spec has a
+ * containers sequence, under any key, at any depth.  A pod's replicas: the
+ * nearest enclosing mapping's parallelism or replicas.
  *
  * wants_selection: the object targets Fluence and has a select-policy, on
  * itself or on a Fluence pod template.
  *
  * Objects are the documents of the stream, or the items of a `*List`
  * document.  Empty documents are skipped; any other non-mapping document, a
- * document that does not parse, a duplicate key, a Fluence object with a
- * wrong-typed field (manifest_shape.c), or a Fluence object asking for
- * selection whose metadata/annotations cannot be written is an error.  Edits are collected (per object: the union of the annotations
+ * document that does not parse, a Fluence object with a key written twice
+ * or a wrong-typed field (manifest_shape.c), or a Fluence object asking for
+ * selection whose metadata/annotations cannot be written is an error (a key
+ * written twice elsewhere is a warning: stream:warnings).  Edits are
+ * collected (per object: the union of the annotations
  * set) and spliced into the original text in one pass at render time, sorted
  * by offset, so rendering is linear and untouched bytes stay untouched.  See
  * manifest_edit.c for where and how annotations are written. */
@@ -525,6 +534,7 @@ struct walk {
     int tpolicy;               /* a Fluence template carries a select-policy */
     int apolicy;               /* any template does */
     int group;                 /* the object has the group label */
+    int by_shape;              /* every kind searched by shape (a spec's check of the table) */
 };
 
 static void hold(lua_State *L, struct walk *w, size_t map)
@@ -842,8 +852,8 @@ static void add_object(lua_State *L, struct mstream *s, struct mparse *p, struct
     w->obj = node;
     w->group = fluence;
     w->path->len = 0;
-    const struct mk_kind *known = mk_find(mt_str(t, mt_get(t, node, "apiVersion", NULL)),
-                                          mt_str(t, mt_get(t, node, "kind", NULL)));
+    const struct mk_kind *known = w->by_shape ? NULL : mk_find(mt_str(t, mt_get(t, node, "apiVersion", NULL)),
+                                                               mt_str(t, mt_get(t, node, "kind", NULL)));
     if (known) {
         for (const struct mk_pod *pod = known->pods; pod->at; pod++) {
             w->path->len = 0;
@@ -1012,7 +1022,7 @@ static int parse_protected(lua_State *L)
     size_t len;
     const char *text = check_text(L, 1, &len);
     const char *name = lua_tostring(L, 2);
-    int active_only = lua_toboolean(L, 3);
+    int active_only = lua_toboolean(L, 3), by_shape = lua_toboolean(L, 4);
     lua_settop(L, 2);
     struct mstream *s = lua_newuserdatauv(L, sizeof *s, UV_COUNT);   /* 3 */
     memset(s, 0, sizeof *s);
@@ -1033,6 +1043,7 @@ static int parse_protected(lua_State *L)
     lua_setfield(L, -2, "__gc");
     lua_setmetatable(L, -2);
     w->path = strbuf_push(L);                                         /* 7 */
+    w->by_shape = by_shape;
     size_t i = (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) ? 3 : 0;
     while (i < len && strchr(" \t\r\n", text[i])) i++;
     s->is_json = i < len && (text[i] == '{' || text[i] == '[');
@@ -1083,18 +1094,21 @@ static int m_parse(lua_State *L)
 {
     size_t len;
     check_text(L, 1, &len);
-    int active_only = 0;
+    int active_only = 0, by_shape = 0;
     if (lua_istable(L, 3)) {
         lua_getfield(L, 3, "active_only");
         active_only = lua_toboolean(L, -1);
+        lua_getfield(L, 3, "by_shape");
+        by_shape = lua_toboolean(L, -1);
     }
     if (lua_isnoneornil(L, 2)) { lua_settop(L, 1); lua_pushliteral(L, "<manifest>"); }
     luaL_checkstring(L, 2);
     lua_settop(L, 2);
     lua_pushboolean(L, active_only);
+    lua_pushboolean(L, by_shape);
     lua_pushcfunction(L, parse_protected);
     lua_insert(L, 1);
-    int st = lua_pcall(L, 3, 1, 0);
+    int st = lua_pcall(L, 4, 1, 0);
     if (st != LUA_OK) {
         if (st == LUA_ERRMEM || !lua_isstring(L, -1)) return lua_error(L);
         lua_pushnil(L);

@@ -1,6 +1,8 @@
 -- Records what the installed kubectl makes of every YAML form in
 -- spec/fixtures/yaml-kubectl: the ANSWER column of values.tsv and keys.tsv,
--- and docs/NAME.json (or NAME.err) for each docs/NAME.yaml.  Run from the
+-- and docs/NAME.json (or NAME.err) for each docs/NAME.yaml; and of every
+-- manifest of the corpus spec/fixtures/realworld: NAME.kubectl.json, a JSON
+-- array of the objects kubectl sends, in order.  Run from the
 -- repository root after `make` (the specs' helpers need build/lib):
 --
 --   lua5.4 tools/yaml-kubectl-golden.lua
@@ -81,5 +83,18 @@ for path in p:lines() do
     f:write(complaint(r.err), "\n")
   end
   f:close()
+end
+p:close()
+
+-- the corpus: every object of every file, as kubectl sends it
+p = io.popen("find spec/fixtures/realworld -name '*.yaml' -o -name '*.json' | grep -v '\\.kubectl\\.json$' | sort")
+for path in p:lines() do
+  if not path:match("attributes%.yaml$") then
+    local r = kj.local_json(assert(io.open(path, "rb")):read("a"))
+    assert(r.code == 0, path .. ": " .. r.err)
+    local f = assert(io.open(path:gsub("%.%w+$", ".kubectl.json"), "wb"))
+    f:write("[\n", table.concat(kj.split(r.out), ",\n"), "\n]\n")
+    f:close()
+  end
 end
 p:close()

@@ -738,6 +738,11 @@ function selection.run(args, how)
     for _, obj in ipairs(st.objects) do
       local wanted = obj.wants_selection or (how.policy_file and obj.targets_fluence)
       local chosen, context
+      -- schedulerName: fluence where no pod fluence pins is: never silent
+      for _, u in ipairs(obj.unpinned or {}) do
+        stderr[#stderr + 1] = ("warning: %s:%d:%d: %s: %s\n"):format(st.name, obj.line or 1, obj.col or 1,
+                                                                    describe(obj), u.message)
+      end
       local pin = wanted and request_mod.pin(obj)
       if pin and not opts["force-select"] and not how.policy_file then
         stderr[#stderr + 1] = ('note: %s already pinned to "%s"; skipping selection ' ..

@@ -8,6 +8,10 @@
 --                            no cluster needed (the same conversion `apply`
 --                            and `create` make before sending)
 --   M.compact(json)          the text without whitespace outside strings
+--   M.split(text)            -> {raw, ...}: the JSON values of a text of several
+--   M.elements(json)         -> {raw, ...}: an array's elements
+--   M.objects(json)          -> {raw, ...}: the objects of -o json output (a
+--                            List's items, or the one object)
 --   M.members(json)          -> {{key =, raw =}, ...}: an object's members in
 --                            order, each value's text exactly as written
 --   M.canonical(json)        one text for every writing of the same value
@@ -107,6 +111,29 @@ function M.members(text)
   return items(s)
 end
 
+-- The elements of array text (raw), each as compact raw text
+function M.elements(text)
+  local s = M.compact(text)
+  assert(s:sub(1, 1) == "[", "not an array: " .. s:sub(1, 40))
+  local out = {}
+  for _, it in ipairs(items(s)) do out[#out + 1] = it.raw end
+  return out
+end
+
+-- The objects of fluence's or kubectl's -o json output: a List's items, or
+-- the one object
+function M.objects(text)
+  local s = M.compact(text)
+  if s:sub(1, 1) == "[" then return M.elements(s) end
+  local list, got = false, nil
+  for _, m in ipairs(M.members(s)) do
+    if m.key == "kind" and m.raw == '"List"' then list = true end
+    if m.key == "items" then got = m.raw end
+  end
+  if list and got then return M.elements(got) end
+  return { s }
+end
+
 -- One text for every way of writing the same JSON value: members sorted by
 -- key, strings with one escaping; numbers and literals as written.
 function M.canonical(raw)
@@ -124,6 +151,18 @@ end
 
 function M.same_value(a, b)
   return M.canonical(a) == M.canonical(b)
+end
+
+-- The values of a text of JSON values one after another (kubectl's output
+-- for several objects), each as compact raw text.
+function M.split(text)
+  local s, out, i = M.compact(text), {}, 1
+  while i <= #s do
+    local e = value_end(s, i)
+    out[#out + 1] = s:sub(i, e)
+    i = e + 1
+  end
+  return out
 end
 
 function M.read_table(path)
