@@ -145,16 +145,22 @@ int mp_error(lua_State *L, struct mparse *p, size_t byte, const char *msg)
 }
 
 /* An unrendered Helm template ("{{ .Values.x }}") reads as flow mappings
- * with mapping keys, or does not parse at all: said in the message when the
- * document so far has "{{" in it. */
-static const char *template_hint(const struct mparse *p, size_t at)
+ * with mapping keys, or does not parse at all: when the document so far
+ * has "{{" in it, the message says so first (pushes it), and *at moves
+ * onto the "{{" it points inside. */
+static void push_parse_message(lua_State *L, const struct mparse *p, size_t *at, const char *what)
 {
-    size_t from = p->prev_end, to = at;
+    size_t from = p->prev_end, to = *at;
     while (to < p->len && p->text[to] != '\n') to++;
-    for (size_t i = from; i + 1 < to; i++)
-        if (p->text[i] == '{' && p->text[i + 1] == '{')
-            return " (it looks like an unrendered Helm template: run `helm template` first)";
-    return "";
+    for (size_t i = from; i + 1 < to; i++) {
+        if (p->text[i] == '{' && p->text[i + 1] == '{') {
+            lua_pushfstring(L, "this looks like an unrendered Helm template (\"{{ ... }}\"): render it first "
+                            "(helm template) [YAML: %s]", what);
+            if (*at > 0 && *at < p->len && p->text[*at] == '{' && p->text[*at - 1] == '{') (*at)--;
+            return;
+        }
+    }
+    lua_pushstring(L, what);
 }
 
 static void next_event(lua_State *L, struct mparse *p)
@@ -164,8 +170,9 @@ static void next_event(lua_State *L, struct mparse *p)
         yaml_parser_t *y = &p->parser;
         if (y->error == YAML_MEMORY_ERROR) luaL_error(L, "not enough memory");
         size_t at = y->error == YAML_READER_ERROR ? y->problem_offset : to_byte(p, y->problem_mark.index);
-        lua_pushfstring(L, "%s%s%s%s", y->problem ? y->problem : "invalid YAML",
-                        y->context ? " " : "", y->context ? y->context : "", template_hint(p, at));
+        lua_pushfstring(L, "%s%s%s", y->problem ? y->problem : "invalid YAML",
+                        y->context ? " " : "", y->context ? y->context : "");
+        push_parse_message(L, p, &at, lua_tostring(L, -1));
         mp_error(L, p, at, lua_tostring(L, -1));
     }
     p->have_event = 1;
@@ -383,8 +390,9 @@ static void check_keys(lua_State *L, struct mparse *p, size_t map)
     for (size_t k = m->first; k; k = t->nodes[t->nodes[k].next].next) {
         const struct mnode *kn = mt_resolve(t, k, NULL);
         if (kn->type != MN_SCALAR) {
-            lua_pushfstring(L, "a mapping key must be a scalar (kubectl: invalid map key)%s", template_hint(p, t->nodes[k].start));
-            mp_error(L, p, t->nodes[k].start, lua_tostring(L, -1));
+            size_t at = t->nodes[k].start;
+            push_parse_message(L, p, &at, "a mapping key must be a scalar (kubectl: invalid map key)");
+            mp_error(L, p, at, lua_tostring(L, -1));
         }
         if (mt_is_merge_key(t, k)) m->flags |= MF_MERGE;
     }
