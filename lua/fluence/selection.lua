@@ -706,12 +706,18 @@ function selection.run(args, how)
   -- descriptions of the objects a selection can concern, unless every
   -- object's is wanted at once (res.objects makes them when asked)
   local every = how.objects_json or args.opts.output == "json"
-  local stderr = {}
+  -- stderr: what select prints there; warnings: the part every verb prints
+  -- (explain too: a key written twice, a pod fluence cannot pin)
+  local stderr, warnings = {}, {}
+  local function warn(line)
+    stderr[#stderr + 1] = line
+    warnings[#warnings + 1] = line
+  end
   for i, f in ipairs(files) do
     local s, err = manifest.parse(f.text, f.name, { active_only = not every })
     if not s then errors.raise("INPUT", "%s", err) end
     streams[i] = { stream = s, name = f.name, objects = every and s:objects() or s:active(), every = every }
-    for _, w in ipairs(s:warnings()) do stderr[#stderr + 1] = "warning: " .. w .. "\n" end
+    for _, w in ipairs(s:warnings()) do warn("warning: " .. w .. "\n") end
   end
 
   -- said: run-wide notes already on stderr, per cluster (kubeconfig and
@@ -740,8 +746,7 @@ function selection.run(args, how)
       local chosen, context
       -- schedulerName: fluence where no pod fluence pins is: never silent
       for _, u in ipairs(obj.unpinned or {}) do
-        stderr[#stderr + 1] = ("warning: %s:%d:%d: %s: %s\n"):format(st.name, obj.line or 1, obj.col or 1,
-                                                                    describe(obj), u.message)
+        warn(("warning: %s:%d:%d: %s: %s\n"):format(st.name, obj.line or 1, obj.col or 1, describe(obj), u.message))
       end
       local pin = wanted and request_mod.pin(obj)
       if pin and not opts["force-select"] and not how.policy_file then
@@ -793,7 +798,7 @@ function selection.run(args, how)
     end
     return objects
   end
-  local res = { streams = streams, records = records, stderr = table.concat(stderr),
+  local res = { streams = streams, records = records, stderr = table.concat(stderr), warnings = table.concat(warnings),
                 write_output = function(_, fd) return inputs.write(fd, rendered) end }
   -- each object as JSON only for those who need it (apply, -o json)
   if how.objects_json or args.opts.output == "json" then
