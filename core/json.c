@@ -124,11 +124,13 @@ static int json_decode(lua_State *L)
     lua_setfield(L, -2, "__gc");
     lua_setmetatable(L, -2);
     json_error_t err;
-    *holder = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &err);
+    /* "\u0000" in a string is JSON (kubectl sends a YAML "\0" so); Lua
+     * strings hold it */
+    *holder = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &err);
     if (!*holder && strncmp(err.text, "too big", 7) == 0) {
         /* an integer beyond int64 is a float, as Go's decoders make it */
         struct strbuf *wide = widen_big_integers(L, text, len);
-        *holder = json_loadb(wide->data, wide->len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &err);
+        *holder = json_loadb(wide->data, wide->len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &err);
         lua_pop(L, 1);
     }
     if (!*holder) {
