@@ -143,6 +143,12 @@ spec:
                      "list; docs/kubernetes.md lists where known kinds keep theirs): its pods get no require-backend\n",
                      r.err)
     assert.falsy(r.err:find("does not target Fluence", 1, true))
+    -- a key written twice outside Fluence objects: select's warning
+    cli.write(dir .. "/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  a: 1\n  a: 2\n")
+    r = cli.run{ "check", "cm.yaml", cwd = dir }
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal('fluence: warning: cm.yaml:6:3: duplicate key "a": kubectl keeps the last one; passed through ' ..
+                     "unchanged\n      a: 2\n      ^\n", r.err)
   end)
 
   it("with --attributes, warns about attributes no backend has; warnings alone exit 0", function()

@@ -161,6 +161,7 @@ function cmd.run(args)
     local s, err = manifest.parse(text, path)
     if not s then return bad(err) end
     stats.manifest = stats.manifest + 1
+    for _, w in ipairs(s:warnings()) do warn(w) end     -- a key written twice, as select says
     for _, obj in ipairs(s:objects()) do
       local where = ("%s:%d:%d"):format(path, obj.line or 1, obj.col or 1)
       local who = ("%s/%s"):format(obj.kind or "?", obj.name or obj.generateName or "?")
