@@ -70,6 +70,9 @@ describe("real-world manifests", function()
 
   local files = corpus()
   it("are all there", function() assert.is_true(#files >= 30, #files .. " files") end)
+  if not KUBECTL then
+    pending("kubectl is not installed: the pinned manifests are held to kubectl's recorded answers only")
+  end
 
   for _, f in ipairs(files) do
     describe(f, function()
