@@ -57,11 +57,16 @@ int fluence_needs_escape(const char *s, size_t len, int flags)
     return 0;
 }
 
-void fluence_escape(luaL_Buffer *b, const char *s, size_t len, int flags)
+/* The one escaping loop; out receives the text piece by piece (whole: an
+ * escape or a quote, never to be cut) and may say stop (a fixed buffer that
+ * is full) by returning 0. */
+typedef int (*sink)(void *to, const char *s, size_t n, int whole);
+
+static void escape_to(sink out, void *to, const char *s, size_t len, int flags)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *u = (const unsigned char *)s;
-    if (flags & FLUENCE_ESC_QUOTE) luaL_addchar(b, '"');
+    if ((flags & FLUENCE_ESC_QUOTE) && !out(to, "\"", 1, 1)) return;
     size_t run = 0;                               /* start of the plain run */
     for (size_t i = 0; i < len;) {
         unsigned cp = u[i];
@@ -73,7 +78,7 @@ void fluence_escape(luaL_Buffer *b, const char *s, size_t len, int flags)
             if (!n) { n = 1; cp = 0x110000; }     /* a byte that is not UTF-8 */
         } else esc = !plain((unsigned char)cp, flags);
         if (!esc) { i += n; continue; }
-        luaL_addlstring(b, s + run, i - run);
+        if (!out(to, s + run, i - run, 0)) return;
         char e[12];
         size_t k = 0;
         e[k++] = '\\';
@@ -98,12 +103,55 @@ void fluence_escape(luaL_Buffer *b, const char *s, size_t len, int flags)
                 for (int sh = 12; sh >= 0; sh -= 4) e[k++] = hex[(cp >> sh) & 15];
             }
         }
-        luaL_addlstring(b, e, k);
+        if (!out(to, e, k, 1)) return;
         i += n;
         run = i;
     }
-    luaL_addlstring(b, s + run, len - run);
-    if (flags & FLUENCE_ESC_QUOTE) luaL_addchar(b, '"');
+    if (!out(to, s + run, len - run, 0)) return;
+    if (flags & FLUENCE_ESC_QUOTE) out(to, "\"", 1, 1);
+}
+
+static int to_buffer(void *to, const char *s, size_t n, int whole)
+{
+    luaL_addlstring((luaL_Buffer *)to, s, n);
+    return 1;
+}
+
+void fluence_escape(luaL_Buffer *b, const char *s, size_t len, int flags)
+{
+    escape_to(to_buffer, b, s, len, flags);
+}
+
+/* A fixed buffer: whole pieces only, so an escape is never cut in two. */
+struct fixed { char *out; size_t cap, n; int cut; };
+
+static int to_fixed(void *to, const char *s, size_t n, int whole)
+{
+    struct fixed *f = to;
+    if (f->n + n + 4 > f->cap) {                  /* room kept for "..." and the NUL */
+        size_t room = f->cap - f->n > 4 ? f->cap - f->n - 4 : 0;
+        /* a plain run may be cut, but not inside a UTF-8 sequence */
+        if (room && !whole) {
+            while (room && ((unsigned char)s[room] & 0xC0) == 0x80) room--;
+            memcpy(f->out + f->n, s, room);
+            f->n += room;
+        }
+        f->cut = 1;
+        return 0;
+    }
+    memcpy(f->out + f->n, s, n);
+    f->n += n;
+    return 1;
+}
+
+size_t fluence_escape_into(char *out, size_t cap, const char *s, size_t len, int flags)
+{
+    if (cap < 5) { if (cap) out[0] = 0; return 0; }
+    struct fixed f = { out, cap, 0, 0 };
+    escape_to(to_fixed, &f, s, len, flags);
+    if (f.cut) { memcpy(out + f.n, "...", 3); f.n += 3; }
+    out[f.n] = 0;
+    return f.n;
 }
 
 const char *fluence_push_escaped(lua_State *L, const char *s, size_t len, int flags)

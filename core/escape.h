@@ -20,6 +20,11 @@ enum {
 /* Appends s (len bytes) to b, escaped. */
 void fluence_escape(luaL_Buffer *b, const char *s, size_t len, int flags);
 
+/* Writes s escaped into out (cap bytes with the NUL), cut short with "..."
+ * when it does not fit; returns the length written.  For messages built in
+ * fixed buffers. */
+size_t fluence_escape_into(char *out, size_t cap, const char *s, size_t len, int flags);
+
 /* [-0, +1, m]  Pushes s escaped; returns it. */
 const char *fluence_push_escaped(lua_State *L, const char *s, size_t len, int flags);
 

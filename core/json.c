@@ -8,6 +8,7 @@
  * Decoded arrays and objects carry the metatables json.array_mt / json.object_mt
  * so an empty one re-encodes with the right brackets.  Object keys encode in
  * the order given by the metatable's __order list, then sorted. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,48 @@ static int tree_gc(lua_State *L)
     return 0;
 }
 
+/* [-0, +1] A copy of JSON text whose integers beyond int64 end in ".0"
+ * (jansson refuses them as integers; Lua, like Go's unstructured decoder
+ * and the API server, takes them as floats). */
+static struct strbuf *widen_big_integers(lua_State *L, const char *s, size_t len)
+{
+    struct strbuf *b = strbuf_push(L);
+    size_t i = 0;
+    while (i < len) {
+        char c = s[i];
+        if (c == '"') {                                     /* a string, copied whole */
+            size_t j = i + 1;
+            while (j < len && s[j] != '"') j += s[j] == '\\' ? 2 : 1;
+            if (j > len) j = len;
+            strbuf_add(L, b, s + i, j < len ? j + 1 - i : len - i);
+            i = j + 1;
+            continue;
+        }
+        if (c == '-' || (c >= '0' && c <= '9')) {
+            size_t j = i + (c == '-');
+            while (j < len && s[j] >= '0' && s[j] <= '9') j++;
+            int integer = !(j < len && (s[j] == '.' || s[j] == 'e' || s[j] == 'E'));
+            while (j < len && (s[j] == '.' || s[j] == 'e' || s[j] == 'E' || s[j] == '+' || s[j] == '-' ||
+                               (s[j] >= '0' && s[j] <= '9')))
+                j++;
+            strbuf_add(L, b, s + i, j - i);
+            if (integer && j - i <= 64) {
+                char num[72];
+                memcpy(num, s + i, j - i);
+                num[j - i] = 0;
+                errno = 0;
+                (void)strtoll(num, NULL, 10);
+                if (errno == ERANGE) strbuf_adds(L, b, ".0");
+            } else if (integer) strbuf_adds(L, b, ".0");
+            i = j;
+            continue;
+        }
+        strbuf_addc(L, b, c);
+        i++;
+    }
+    return b;
+}
+
 static int json_decode(lua_State *L)
 {
     size_t len;
@@ -81,7 +124,15 @@ static int json_decode(lua_State *L)
     lua_setfield(L, -2, "__gc");
     lua_setmetatable(L, -2);
     json_error_t err;
-    *holder = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &err);
+    /* "\u0000" in a string is JSON (kubectl sends a YAML "\0" so); Lua
+     * strings hold it */
+    *holder = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &err);
+    if (!*holder && strncmp(err.text, "too big", 7) == 0) {
+        /* an integer beyond int64 is a float, as Go's decoders make it */
+        struct strbuf *wide = widen_big_integers(L, text, len);
+        *holder = json_loadb(wide->data, wide->len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &err);
+        lua_pop(L, 1);
+    }
     if (!*holder) {
         lua_pushnil(L);
         fluence_push_located(L, name, text, len, err.line > 0 ? (size_t)err.line : 1,
@@ -111,6 +162,12 @@ static void add_string(lua_State *L, struct strbuf *b, const char *s, size_t len
         default:
             if (c < 0x20 || c == 0x7f) {
                 char u[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
+                strbuf_adds(L, b, u);
+            } else if (c == 0xC2 && i + 1 < len && (unsigned char)s[i + 1] >= 0x80 && (unsigned char)s[i + 1] <= 0x9F) {
+                /* a C1 control (U+0080..U+009F), escaped: the API server
+                 * reads a server-side apply body as YAML, which refuses it raw */
+                unsigned char d = (unsigned char)s[++i];
+                char u[7] = {'\\', 'u', '0', '0', hex[d >> 4], hex[d & 15], 0};
                 strbuf_adds(L, b, u);
             } else strbuf_addc(L, b, (char)c);
         }

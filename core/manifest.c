@@ -1,12 +1,16 @@
 /* fluence.manifest — byte-preserving manifest reading and rewriting.
  *
- *   manifest.parse(text, name [, {active_only = true}])
+ *   manifest.parse(text, name [, {active_only = true, by_shape = true}])
  *                              -> stream | nil, "name:LINE:COL: message ..."
  *                                 (text: a string or what manifest.read returns;
  *                                 active_only: descriptions only of objects
  *                                 that could take part in a selection -- a
- *                                 stream of 10,000 ConfigMaps needs none)
+ *                                 stream of 10,000 ConfigMaps needs none;
+ *                                 by_shape: pods found by shape in every
+ *                                 kind, the known kinds' table unused)
  *   manifest.read(path)        -> text | nil, "path: reason" (#text, tostring(text))
+ *   manifest.indent_json(json [, indent [, depth]]) -> json indented (values untouched)
+ *   manifest.kinds()           -> where known kinds keep their pods (manifest_kinds.c)
  *   stream:objects()              -> array of object descriptions (the caller's own)
  *   stream:active()               -> those of at least every object that targets
  *                                    Fluence or has a select-policy (each with
@@ -22,6 +26,9 @@
  *   stream:object_json(i)         -> the edited object as compact JSON
  *                                    (metadata.managedFields left out)
  *   stream:is_json()
+ *   stream:warnings()             -> {located message, ...}: what passes through
+ *                                    but deserves a word (a key written twice
+ *                                    outside Fluence objects)
  *   stream:annotation_span(i, key, value) -> first, last, line | nil:
  *                                    where the value of annotation key is
  *                                    written, and where its line starts
@@ -33,24 +40,31 @@
  *   annotations, labels ({k = v}, {} when absent), targets_fluence,
  *   wants_selection, replicas, parallelism, completions (spec.*, integers),
  *   templates = { {path, scheduler_name, annotations, labels, targets_fluence,
- *                  containers, init_containers, replicas}, ... }
+ *                  containers, init_containers, replicas}, ... },
+ *   unpinned = { {path, message}, ... }: an object asking for a selection
+ *   whose schedulerName: fluence at path is in no pod fluence found (its
+ *   pods would get no pin: callers warn)
  *   (no JSON: stream:object_json(i) makes it on demand).
  * containers: { {name, requests = {}, limits = {}, env = {NAME = value}, and
  *   requests_at, env_at (when it has env): {key = 1-based byte offset of its
  *   value}} }.
- * A pod template is the object itself when it has spec.containers (a Pod;
- * path ""), and every mapping under a key "template" whose spec has a
- * containers sequence, at any depth (Deployment, CronJob, JobSet, MPIJob ...).
- * Its replicas: the nearest enclosing spec's parallelism or replicas.
+ * Pods: a known kind's are where manifest_kinds.c's table says (its pod
+ * templates, an Argo Workflow's spec.podMetadata, a MiniCluster's spec.pod);
+ * any other kind's are found by shape: the object itself when it has
+ * spec.containers (a Pod; path ""), and every mapping whose spec has a
+ * containers sequence, under any key, at any depth.  A pod's replicas: the
+ * nearest enclosing mapping's parallelism or replicas.
  *
  * wants_selection: the object targets Fluence and has a select-policy, on
  * itself or on a Fluence pod template.
  *
  * Objects are the documents of the stream, or the items of a `*List`
  * document.  Empty documents are skipped; any other non-mapping document, a
- * document that does not parse, a duplicate key, a Fluence object with a
- * wrong-typed field (manifest_shape.c), or a Fluence object asking for
- * selection whose metadata/annotations cannot be written is an error.  Edits are collected (per object: the union of the annotations
+ * document that does not parse, a Fluence object with a key written twice
+ * or a wrong-typed field (manifest_shape.c), or a Fluence object asking for
+ * selection whose metadata/annotations cannot be written is an error (a key
+ * written twice elsewhere is a warning: stream:warnings).  Edits are
+ * collected (per object: the union of the annotations
  * set) and spliced into the original text in one pass at render time, sorted
  * by offset, so rendering is linear and untouched bytes stay untouched.  See
  * manifest_edit.c for where and how annotations are written. */
@@ -70,6 +84,7 @@
 #include "output.h"
 #include "readfile.h"
 #include "strbuf.h"
+#include "yaml_kubectl.h"
 
 #define STREAM_MT "fluence.manifest.stream"
 #define TEXT_MT "fluence.manifest.text"
@@ -78,7 +93,7 @@
 #define GROUP_LABEL "fluence.flux-framework.org/group"
 #define SELECT_POLICY "fluence.flux-framework.org/select-policy"
 
-enum { UV_TEXT = 1, UV_NAME, UV_OBJECTS, UV_PENDING, UV_CACHE, UV_EDITS, UV_COUNT = UV_EDITS };
+enum { UV_TEXT = 1, UV_NAME, UV_OBJECTS, UV_PENDING, UV_CACHE, UV_EDITS, UV_WARNINGS, UV_COUNT = UV_WARNINGS };
 
 struct mobj { size_t doc; size_t site_first, site_count; };
 
@@ -317,42 +332,42 @@ static void push_scalar_or_nil(lua_State *L, const struct mtree *t, size_t i)
 }
 
 /* {key = scalar text} of a mapping; {} when absent or not a mapping */
-static void push_strmap_depth(lua_State *L, const struct mtree *t, size_t i, int depth)
+/* Sets into the table on top the string entries of mapping i, as kubectl
+ * reads them: in order, each assignment over the ones before (a key written
+ * twice keeps its last value, a merge key's entries land where it stands;
+ * of a merged list the first mapping wins); a null value removes the key. */
+static void strmap_into(lua_State *L, const struct mtree *t, size_t i, int depth)
 {
     luaL_checkstack(L, 8, "manifest");
-    lua_newtable(L);
-    if (depth > 8) return;
     const struct mnode *m = mt_resolve(t, i, &i);
-    if (!m || m->type != MN_MAP) return;
+    if (!m || m->type != MN_MAP || depth > 8) return;
     for (size_t k = m->first; k; k = t->nodes[t->nodes[k].next].next) {
+        size_t v = t->nodes[k].next;
+        if (mt_is_merge_key(t, k)) {
+            size_t src;
+            const struct mnode *vn = mt_resolve(t, v, &src);
+            if (vn->type == MN_MAP) strmap_into(L, t, src, depth + 1);
+            else if (vn->type == MN_SEQ) {
+                size_t items[64], n = 0;
+                for (size_t c = vn->first; c && n < 64; c = t->nodes[c].next) items[n++] = c;
+                while (n > 0) strmap_into(L, t, items[--n], depth + 1);
+            }
+            continue;
+        }
         const struct mnode *kn = mt_resolve(t, k, NULL);
-        const char *v = mt_str(t, t->nodes[k].next);
-        if (!v || mt_is_null(t, t->nodes[k].next)) continue;
-        if (kn->len == 2 && memcmp(t->arena + kn->val, "<<", 2) == 0 && !(kn->flags & MF_STR)) continue;
+        const char *s = mt_str(t, v);
         lua_pushlstring(L, t->arena + kn->val, kn->len);
-        lua_pushlstring(L, v, mt_resolve(t, t->nodes[k].next, NULL)->len);
+        if (!s || mt_is_null(t, v)) lua_pushnil(L);
+        else lua_pushlstring(L, s, mt_resolve(t, v, NULL)->len);
         lua_rawset(L, -3);
     }
-    /* keys from merge keys ("<<"), explicit ones winning */
-    for (size_t k = m->first; k; k = t->nodes[t->nodes[k].next].next) {
-        const struct mnode *kn = mt_resolve(t, k, NULL);
-        if (!(kn->len == 2 && memcmp(t->arena + kn->val, "<<", 2) == 0 && !(kn->flags & MF_STR))) continue;
-        size_t v;
-        const struct mnode *vn = mt_resolve(t, t->nodes[k].next, &v);
-        if (vn->type != MN_MAP) continue;
-        push_strmap_depth(L, t, v, depth + 1);
-        lua_pushnil(L);
-        while (lua_next(L, -2)) {
-            lua_pushvalue(L, -2);
-            if (lua_rawget(L, -5) == LUA_TNIL) {
-                lua_pop(L, 1);
-                lua_pushvalue(L, -2);
-                lua_insert(L, -2);
-                lua_rawset(L, -5);
-            } else lua_pop(L, 2);
-        }
-        lua_pop(L, 1);
-    }
+}
+
+/* {key = scalar text} of a mapping; {} when absent or not a mapping */
+static void push_strmap_depth(lua_State *L, const struct mtree *t, size_t i, int depth)
+{
+    lua_newtable(L);
+    strmap_into(L, t, i, depth);
 }
 
 static void push_strmap(lua_State *L, const struct mtree *t, size_t i)
@@ -360,16 +375,20 @@ static void push_strmap(lua_State *L, const struct mtree *t, size_t i)
     push_strmap_depth(L, t, i, 0);
 }
 
+/* A whole number as kubectl reads it (0x10, 1e3 and 010 count: the API
+ * server gets 16, 1000 and 8) */
 static int get_int(const struct mtree *t, size_t i, lua_Integer *out)
 {
     const struct mnode *n = mt_resolve(t, i, NULL);
-    if (!n || n->type != MN_SCALAR || (n->flags & MF_STR)) return 0;
-    const char *s = t->arena + n->val;
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || *end) return 0;
-    *out = (lua_Integer)v;
-    return 1;
+    if (!n || n->type != MN_SCALAR) return 0;
+    struct yk_value v;
+    mt_kubectl(t, i, &v);
+    if (v.kind == YK_INT) { *out = (lua_Integer)v.i; return 1; }
+    if (v.kind == YK_FLOAT && v.d == (double)(long long)v.d && v.d > -9.2e18 && v.d < 9.2e18) {
+        *out = (lua_Integer)v.d;
+        return 1;
+    }
+    return 0;
 }
 
 static void set_int_field(lua_State *L, const struct mtree *t, size_t map, const char *key)
@@ -384,6 +403,7 @@ static void set_int_field(lua_State *L, const struct mtree *t, size_t map, const
 static int is_map(const struct mtree *t, size_t i) { const struct mnode *n = mt_resolve(t, i, NULL); return n && n->type == MN_MAP; }
 static int is_seq(const struct mtree *t, size_t i) { const struct mnode *n = mt_resolve(t, i, NULL); return n && n->type == MN_SEQ; }
 
+/* The shape of a pod template: a mapping whose spec has a containers list */
 static int is_pod_template(const struct mtree *t, size_t i)
 {
     if (!is_map(t, i)) return 0;
@@ -391,6 +411,37 @@ static int is_pod_template(const struct mtree *t, size_t i)
     return is_map(t, spec) && is_seq(t, mt_get(t, spec, "containers", NULL));
 }
 
+/* The node at dotted path ("spec.schedulerName") from mapping m, or 0 */
+static size_t get_path(const struct mtree *t, size_t m, const char *path)
+{
+    char key[64];
+    while (m && *path) {
+        const char *dot = strchr(path, '.');
+        size_t n = dot ? (size_t)(dot - path) : strlen(path);
+        if (n >= sizeof key || !is_map(t, m)) return 0;
+        memcpy(key, path, n);
+        key[n] = 0;
+        m = mt_get(t, m, key, NULL);
+        path += n + (dot != NULL);
+    }
+    return m;
+}
+
+/* The mapping holding the last key of path from m (resolved), or 0 */
+static size_t get_parent(const struct mtree *t, size_t m, const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    if (!dot) { mt_resolve(t, m, &m); return m; }
+    char head[128];
+    size_t n = (size_t)(dot - path);
+    if (n >= sizeof head) return 0;
+    memcpy(head, path, n);
+    head[n] = 0;
+    size_t r = get_path(t, m, head);
+    if (!is_map(t, r)) return 0;
+    mt_resolve(t, r, &r);
+    return r;
+}
 /* {key = 1-based byte offset of its value} of a mapping's own keys (not
  * those from merge keys), for errors that point at a value */
 static void push_value_offsets(lua_State *L, const struct mtree *t, size_t i)
@@ -449,35 +500,48 @@ static void push_containers(lua_State *L, const struct mtree *t, size_t seq)
     }
 }
 
+/* A pod fluence found in the object being read, to write its pin to */
+struct tsite { size_t node; const char *meta; };
+
 struct walk {
     struct mparse *p;
     struct strbuf *path;
     int templates;             /* stack index of the templates array */
     lua_Integer count;
-    size_t *tnodes;            /* template mapping nodes found (for sites) */
+    size_t obj;                /* the object */
+    struct tsite *tnodes;      /* Fluence pods found (for sites) */
     size_t ntn, captn;
+    size_t *held;              /* mappings holding a schedulerName a pod was read from */
+    size_t nheld, capheld;
     int tpolicy;               /* a Fluence template carries a select-policy */
+    int apolicy;               /* any template does */
+    int group;                 /* the object has the group label */
+    int by_shape;              /* every kind searched by shape (a spec's check of the table) */
 };
 
-static int is_minicluster(const struct mtree *t, size_t node)
+static void hold(lua_State *L, struct walk *w, size_t map)
 {
-    const char *kind = mt_str(t, mt_get(t, node, "kind", NULL));
-    const char *av = mt_str(t, mt_get(t, node, "apiVersion", NULL));
-    return kind && av && strcmp(kind, "MiniCluster") == 0 && strncmp(av, "flux-framework.org/", 19) == 0;
+    if (!map) return;
+    w->held = me_grow(L, w->held, &w->capheld, w->nheld + 1, sizeof *w->held);
+    w->held[w->nheld++] = map;
 }
 
-/* Pushes a template description; returns whether it targets Fluence. */
-static int add_template(lua_State *L, struct walk *w, size_t node, int has_rep, lua_Integer rep)
+/* Pushes the description of pod `node` (as `pod` says where its parts are)
+ * into the templates; returns whether it targets Fluence (schedulerName
+ * fluence, its own or inherited, or the group label). */
+static int add_template(lua_State *L, struct walk *w, size_t node, const struct mk_pod *pod, int has_rep,
+                        lua_Integer rep)
 {
     const struct mtree *t = &w->p->tree;
-    size_t spec = mt_get(t, node, "spec", NULL), meta = mt_get(t, node, "metadata", NULL);
+    size_t meta = mt_get(t, node, pod->meta, NULL);
     lua_createtable(L, 0, 8);
     lua_pushlstring(L, w->path->data ? w->path->data : "", w->path->len);
     lua_setfield(L, -2, "path");
-    size_t sched = mt_get(t, spec, "schedulerName", NULL);
-    if (!sched) {   /* a Flux MiniCluster keeps pod settings in spec.pod */
-        size_t pod = mt_get(t, spec, "pod", NULL);
-        if (is_map(t, pod)) sched = mt_get(t, pod, "schedulerName", NULL);
+    size_t sched = get_path(t, node, pod->scheduler);
+    hold(L, w, get_parent(t, node, pod->scheduler));
+    if (pod->inherit) {
+        hold(L, w, get_parent(t, w->obj, pod->inherit));
+        if (!sched || mt_is_null(t, sched)) sched = get_path(t, w->obj, pod->inherit);
     }
     push_scalar_or_nil(L, t, sched);
     int fluence = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), "fluence") == 0;
@@ -487,18 +551,26 @@ static int add_template(lua_State *L, struct walk *w, size_t node, int has_rep, 
     lua_pop(L, 1);
     lua_setfield(L, -2, "annotations");
     push_strmap(L, t, is_map(t, meta) ? mt_get(t, meta, "labels", NULL) : 0);
-    if (lua_getfield(L, -1, GROUP_LABEL) != LUA_TNIL) fluence = 1;
+    if (lua_getfield(L, -1, GROUP_LABEL) != LUA_TNIL || (pod->group && w->group)) fluence = 1;
     lua_pop(L, 1);
     lua_setfield(L, -2, "labels");
     if (fluence && policy) w->tpolicy = 1;
+    if (policy) w->apolicy = 1;
     lua_pushboolean(L, fluence);
     lua_setfield(L, -2, "targets_fluence");
-    push_containers(L, t, mt_get(t, spec, "containers", NULL));
+    size_t containers = pod->containers ? get_path(t, node, pod->containers) : 0;
+    size_t holder = pod->containers ? get_parent(t, node, pod->containers) : 0;
+    push_containers(L, t, containers);
     lua_setfield(L, -2, "containers");
-    push_containers(L, t, mt_get(t, spec, "initContainers", NULL));
+    push_containers(L, t, holder ? mt_get(t, holder, "initContainers", NULL) : 0);
     lua_setfield(L, -2, "init_containers");
     if (has_rep) { lua_pushinteger(L, rep); lua_setfield(L, -2, "replicas"); }
     lua_rawseti(L, w->templates, ++w->count);
+    if (fluence && node != w->obj) {
+        w->tnodes = me_grow(L, w->tnodes, &w->captn, w->ntn + 1, sizeof *w->tnodes);
+        w->tnodes[w->ntn].node = node;
+        w->tnodes[w->ntn++].meta = pod->meta;
+    }
     return fluence;
 }
 
@@ -516,46 +588,165 @@ static int may_have_rep(const struct mtree *t, const struct mnode *m)
     return 0;
 }
 
+/* The nearest enclosing replica count: mapping i's parallelism or replicas */
+static void replicas_of(const struct mtree *t, size_t i, int *has_rep, lua_Integer *rep)
+{
+    lua_Integer v;
+    if (may_have_rep(t, &t->nodes[i]) &&
+        (get_int(t, mt_get(t, i, "parallelism", NULL), &v) || get_int(t, mt_get(t, i, "replicas", NULL), &v))) {
+        *has_rep = 1;
+        *rep = v;
+    }
+}
+
+static void path_key(lua_State *L, struct walk *w, const char *k, size_t n)
+{
+    if (w->path->len) strbuf_addc(L, w->path, '.');
+    strbuf_add(L, w->path, k, n);
+}
+
+static void path_index(lua_State *L, struct walk *w, size_t idx)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "[%zu]", idx);
+    strbuf_adds(L, w->path, buf);
+}
+
+/* Unknown kinds: every pod template by its shape, at any depth, under any
+ * key (the object itself was looked at first). */
 static void walk(lua_State *L, struct walk *w, size_t i, int has_rep, lua_Integer rep, int depth)
 {
     const struct mtree *t = &w->p->tree;
     const struct mnode *n = &t->nodes[i];
     if (depth > 300) return;
     if (n->type == MN_MAP) {
-        lua_Integer v;
-        if (may_have_rep(t, n) &&
-            (get_int(t, mt_get(t, i, "parallelism", NULL), &v) || get_int(t, mt_get(t, i, "replicas", NULL), &v))) {
-            has_rep = 1;
-            rep = v;
-        }
+        replicas_of(t, i, &has_rep, &rep);
         for (size_t k = n->first; k; k = t->nodes[t->nodes[k].next].next) {
             const struct mnode *kn = mt_resolve(t, k, NULL);
             size_t v2 = t->nodes[k].next, save = w->path->len;
-            if (save) strbuf_addc(L, w->path, '.');
-            strbuf_add(L, w->path, t->arena + kn->val, kn->len);
-            if (kn->len == 8 && memcmp(t->arena + kn->val, "template", 8) == 0 &&
-                t->nodes[v2].type == MN_MAP && is_pod_template(t, v2)) {
-                int f = add_template(L, w, v2, has_rep, rep);
-                if (f) {
-                    w->tnodes = me_grow(L, w->tnodes, &w->captn, w->ntn + 1, sizeof *w->tnodes);
-                    w->tnodes[w->ntn++] = v2;
-                }
-            } else walk(L, w, v2, has_rep, rep, depth + 1);
+            path_key(L, w, t->arena + kn->val, kn->len);
+            if (t->nodes[v2].type == MN_MAP && is_pod_template(t, v2)) add_template(L, w, v2, &mk_pod_template, has_rep, rep);
+            else walk(L, w, v2, has_rep, rep, depth + 1);
             w->path->len = save;
         }
     } else if (n->type == MN_SEQ) {
         size_t idx = 0;
         for (size_t c = n->first; c; c = t->nodes[c].next, idx++) {
             size_t save = w->path->len;
-            char buf[32], *q = buf + sizeof buf;
-            *--q = ']';
-            size_t x = idx;
-            do { *--q = (char)('0' + x % 10); x /= 10; } while (x);
-            *--q = '[';
-            strbuf_add(L, w->path, q, (size_t)(buf + sizeof buf - q));
-            walk(L, w, c, has_rep, rep, depth + 1);
+            path_index(L, w, idx);
+            if (t->nodes[c].type == MN_MAP && is_pod_template(t, c)) add_template(L, w, c, &mk_pod_template, has_rep, rep);
+            else walk(L, w, c, has_rep, rep, depth + 1);
             w->path->len = save;
         }
+    }
+}
+
+/* Known kinds: the pods at pod->at ("a.b", "a[]" every item, "*" every
+ * value), rest being what is left of it from mapping i */
+static void follow(lua_State *L, struct walk *w, size_t i, const char *rest, const struct mk_pod *pod, int has_rep,
+                   lua_Integer rep)
+{
+    const struct mtree *t = &w->p->tree;
+    const struct mnode *n = mt_resolve(t, i, &i);
+    if (!n || n->type != MN_MAP) return;
+    if (!*rest) { add_template(L, w, i, pod, has_rep, rep); return; }
+    replicas_of(t, i, &has_rep, &rep);
+    const char *dot = strchr(rest, '.');
+    size_t len = dot ? (size_t)(dot - rest) : strlen(rest);
+    const char *next = dot ? dot + 1 : "";
+    int each = len > 2 && rest[len - 2] == '[' && rest[len - 1] == ']';
+    if (each) len -= 2;
+    size_t save = w->path->len;
+    if (len == 1 && rest[0] == '*') {
+        for (size_t k = n->first; k; k = t->nodes[t->nodes[k].next].next) {
+            const struct mnode *kn = mt_resolve(t, k, NULL);
+            path_key(L, w, t->arena + kn->val, kn->len);
+            follow(L, w, t->nodes[k].next, next, pod, has_rep, rep);
+            w->path->len = save;
+        }
+        return;
+    }
+    char key[64];
+    if (len >= sizeof key) return;
+    memcpy(key, rest, len);
+    key[len] = 0;
+    size_t v = mt_get(t, i, key, NULL);
+    if (!v) return;
+    path_key(L, w, key, len);
+    if (!each) follow(L, w, v, next, pod, has_rep, rep);
+    else if (is_seq(t, v)) {
+        size_t idx = 0, vr;
+        mt_resolve(t, v, &vr);
+        for (size_t c = t->nodes[vr].first; c; c = t->nodes[c].next, idx++) {
+            size_t s2 = w->path->len;
+            path_index(L, w, idx);
+            follow(L, w, c, next, pod, has_rep, rep);
+            w->path->len = s2;
+        }
+    }
+    w->path->len = save;
+}
+
+/* Writes the path from mapping `from` to node `target` into w->path; 1 when found */
+static int path_to(lua_State *L, struct walk *w, size_t from, size_t target, int depth)
+{
+    const struct mtree *t = &w->p->tree;
+    const struct mnode *n = &t->nodes[from];
+    if (depth > 300) return 0;
+    size_t save = w->path->len, idx = 0;
+    if (n->type == MN_MAP) {
+        for (size_t k = n->first; k; k = t->nodes[t->nodes[k].next].next) {
+            const struct mnode *kn = mt_resolve(t, k, NULL);
+            size_t v = t->nodes[k].next;
+            path_key(L, w, t->arena + kn->val, kn->len);
+            if (v == target || path_to(L, w, v, target, depth + 1)) return 1;
+            w->path->len = save;
+        }
+    } else if (n->type == MN_SEQ) {
+        for (size_t c = n->first; c; c = t->nodes[c].next, idx++) {
+            path_index(L, w, idx);
+            if (c == target || path_to(L, w, c, target, depth + 1)) return 1;
+            w->path->len = save;
+        }
+    }
+    return 0;
+}
+
+/* An object asking for a selection whose schedulerName: fluence is not
+ * where fluence read a pod from: its pods would get no pin, so say so.
+ * Pushes {{path =, message =}, ...} (empty when all is well). */
+static void push_unpinned(lua_State *L, struct walk *w, size_t obj, int asks)
+{
+    const struct mtree *t = &w->p->tree;
+    lua_newtable(L);
+    if (!asks) return;
+    size_t from = t->nodes[obj].start, to = t->nodes[obj].end;
+    lua_Integer n = 0;
+    for (size_t i = obj; i < t->n && n < 16; i++) {
+        const struct mnode *m = &t->nodes[i];
+        if (m->start >= to) break;
+        if (m->type != MN_MAP || m->start < from) continue;
+        size_t v = mt_get(t, i, "schedulerName", NULL);
+        const char *name = v ? mt_str(t, v) : NULL;
+        if (!name || strcmp(name, "fluence") != 0) continue;
+        int known = 0;
+        for (size_t h = 0; h < w->nheld && !known; h++) known = w->held[h] == i;
+        if (known) continue;
+        w->path->len = 0;
+        if (i != obj && !path_to(L, w, obj, i, 0)) continue;      /* reached through an alias only */
+        path_key(L, w, "schedulerName", 13);
+        char shown[200];
+        mm_shown(shown, sizeof shown, w->path->data, w->path->len);
+        lua_createtable(L, 0, 2);
+        lua_pushstring(L, shown);
+        lua_setfield(L, -2, "path");
+        lua_pushstring(L, shown);
+        lua_pushliteral(L, " is fluence, but fluence finds no pod there to pin (a pod template is a mapping "
+                        "whose spec has a containers list; docs/kubernetes.md lists where known kinds keep "
+                        "theirs): its pods get no require-backend");
+        lua_concat(L, 2);
+        lua_setfield(L, -2, "message");
+        lua_rawseti(L, -2, ++n);
     }
 }
 
@@ -563,7 +754,9 @@ static int tnodes_gc(lua_State *L)
 {
     struct walk *w = lua_touserdata(L, 1);
     free(w->tnodes);
+    free(w->held);
     w->tnodes = NULL;
+    w->held = NULL;
     return 0;
 }
 
@@ -629,17 +822,29 @@ static void add_object(lua_State *L, struct mstream *s, struct mparse *p, struct
         set_int_field(L, t, spec, "completions");
         lua_pop(L, 1);
     }
-    /* pod templates: the object itself when it has spec.containers, then every
-     * `template:` mapping with spec.containers, at any depth */
+    /* pods: a known kind's where its table entry says (manifest_kinds.c);
+     * any other kind's by shape, the object itself when it has
+     * spec.containers, then every pod template at any depth */
     lua_newtable(L);
     w->p = p;
     w->templates = lua_gettop(L);
     w->count = 0;
-    w->ntn = 0;
-    w->tpolicy = 0;
+    w->ntn = w->nheld = 0;
+    w->tpolicy = w->apolicy = 0;
+    w->obj = node;
+    w->group = fluence;
     w->path->len = 0;
-    if (is_pod_template(t, node)) fluence |= add_template(L, w, node, 0, 0);
-    walk(L, w, node, 0, 0, 0);
+    const struct mk_kind *known = w->by_shape ? NULL : mk_find(mt_str(t, mt_get(t, node, "apiVersion", NULL)),
+                                                               mt_str(t, mt_get(t, node, "kind", NULL)));
+    if (known) {
+        for (const struct mk_pod *pod = known->pods; pod->at; pod++) {
+            w->path->len = 0;
+            fluence |= pod->at[0] ? (follow(L, w, node, pod->at, pod, 0, 0), 0) : add_template(L, w, node, pod, 0, 0);
+        }
+    } else {
+        if (is_pod_template(t, node)) fluence |= add_template(L, w, node, &mk_pod_template, 0, 0);
+        walk(L, w, node, 0, 0, 0);
+    }
     if (w->ntn) fluence = 1;
     /* a select-policy on a Fluence pod template counts as one on the object
      * (where many users put scheduler annotations; the object's wins) */
@@ -657,15 +862,13 @@ static void add_object(lua_State *L, struct mstream *s, struct mparse *p, struct
     lua_setfield(L, obj, "targets_fluence");
     lua_pushboolean(L, fluence && has_policy);
     lua_setfield(L, obj, "wants_selection");
+    push_unpinned(L, w, node, has_policy || w->apolicy);
+    lua_setfield(L, obj, "unpinned");
     /* sites: the object, then every Fluence-targeting template */
     uint32_t step = guess_step(t, node);
     me_sites_for(L, p, &s->st, (int)index - 1, node, "metadata", crlf, step);
     for (size_t i = 0; i < w->ntn; i++)
-        me_sites_for(L, p, &s->st, (int)index - 1, w->tnodes[i], "metadata", crlf, step);
-    /* The Flux Operator copies a MiniCluster's spec.pod.annotations to the
-     * pods it makes (Fluence schedules those): that is its pod template. */
-    if (fluence && is_map(t, spec) && is_minicluster(t, node))
-        me_sites_for(L, p, &s->st, (int)index - 1, spec, "pod", crlf, step);
+        me_sites_for(L, p, &s->st, (int)index - 1, w->tnodes[i].node, w->tnodes[i].meta, crlf, step);
     o = &s->objs[s->nobjs - 1];
     o->site_count = s->st.nsites - o->site_first;
     if (fluence && has_policy) {
@@ -722,6 +925,68 @@ static int doc_maybe_active(const struct mtree *t)
     return 0;
 }
 
+/* Could the nodes starting in bytes [from, to) be part of a selection:
+ * do they hold a select-policy or group key, or schedulerName: fluence? */
+static int range_maybe_active(const struct mtree *t, size_t from, size_t to)
+{
+    static const size_t lp = sizeof SELECT_POLICY - 1, lg = sizeof GROUP_LABEL - 1;
+    for (size_t i = 1; i < t->n; i++) {
+        const struct mnode *m = &t->nodes[i];
+        if (m->type != MN_MAP || m->start < from || m->start >= to) continue;
+        for (size_t k = m->first; k; k = t->nodes[t->nodes[k].next].next) {
+            const struct mnode *kn = mt_resolve(t, k, NULL);
+            if (!kn || kn->type != MN_SCALAR) continue;
+            const char *ks = t->arena + kn->val;
+            if ((kn->len == lp && memcmp(ks, SELECT_POLICY, lp) == 0) || (kn->len == lg && memcmp(ks, GROUP_LABEL, lg) == 0))
+                return 1;
+            if (kn->len == 13 && memcmp(ks, "schedulerName", 13) == 0) {
+                const char *v = mt_str(t, t->nodes[k].next);
+                if (v && strcmp(v, "fluence") == 0) return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Keys written twice in the document just read (t->dups).  kubectl keeps
+ * the last and says nothing; in an object that could take part in a
+ * selection fluence refuses to guess which was meant (bad input, located);
+ * anywhere else the document passes through unchanged, with a warning (the
+ * first duplicate of each object; its JSON keeps the last, as kubectl's). */
+static void duplicates(lua_State *L, struct mparse *p, size_t root)
+{
+    const struct mtree *t = &p->tree;
+    size_t said_end = 0;
+    int warned = 0;
+    for (size_t i = 0; i < t->ndups; i++) {
+        size_t k = t->dups[i], at = t->nodes[k].start;
+        /* the object it is in: the document's, or a List's item */
+        size_t from = t->nodes[root].start, to = t->nodes[root].end;
+        size_t items;
+        if (list_items(t, root, &items)) {
+            for (size_t c = mt_resolve(t, items, NULL)->first; c; c = t->nodes[c].next)
+                if (at >= t->nodes[c].start && at < t->nodes[c].end) { from = t->nodes[c].start; to = t->nodes[c].end; }
+        }
+        const struct mnode *kn = mt_resolve(t, k, NULL);
+        char key[96];
+        mm_shown(key, sizeof key, t->arena + kn->val, kn->len);
+        if (range_maybe_active(t, from, to)) {
+            lua_pushfstring(L, "duplicate key \"%s\" in a Fluence object: kubectl would keep the last one; "
+                            "say which one you mean", key);
+            mp_error(L, p, at, lua_tostring(L, -1));
+        }
+        if (warned && to <= said_end) continue;          /* one warning per object */
+        warned = 1;
+        said_end = to;
+        lua_pushfstring(L, "duplicate key \"%s\": kubectl keeps the last one; passed through unchanged", key);
+        mp_locate(L, p, at, lua_tostring(L, -1));
+        lua_getiuservalue(L, 3, UV_WARNINGS);
+        lua_insert(L, -2);
+        lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+        lua_pop(L, 2);
+    }
+}
+
 /* An object that takes no part in a selection, in a parse of active objects
  * only: its place (index, document), no description, no annotation sites
  * (nothing writes to it). */
@@ -739,7 +1004,7 @@ static int parse_protected(lua_State *L)
     size_t len;
     const char *text = check_text(L, 1, &len);
     const char *name = lua_tostring(L, 2);
-    int active_only = lua_toboolean(L, 3);
+    int active_only = lua_toboolean(L, 3), by_shape = lua_toboolean(L, 4);
     lua_settop(L, 2);
     struct mstream *s = lua_newuserdatauv(L, sizeof *s, UV_COUNT);   /* 3 */
     memset(s, 0, sizeof *s);
@@ -749,6 +1014,7 @@ static int parse_protected(lua_State *L)
     lua_pushvalue(L, 2); lua_setiuservalue(L, 3, UV_NAME);
     lua_newtable(L); lua_setiuservalue(L, 3, UV_PENDING);
     lua_newtable(L); lua_setiuservalue(L, 3, UV_CACHE);
+    lua_newtable(L); lua_setiuservalue(L, 3, UV_WARNINGS);
     lua_newtable(L);                                                  /* 4: objects */
     lua_pushvalue(L, 4); lua_setiuservalue(L, 3, UV_OBJECTS);
     struct mparse *p = mp_push(L, name, text, len);                   /* 5 */
@@ -759,6 +1025,7 @@ static int parse_protected(lua_State *L)
     lua_setfield(L, -2, "__gc");
     lua_setmetatable(L, -2);
     w->path = strbuf_push(L);                                         /* 7 */
+    w->by_shape = by_shape;
     size_t i = (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) ? 3 : 0;
     while (i < len && strchr(" \t\r\n", text[i])) i++;
     s->is_json = i < len && (text[i] == '{' || text[i] == '[');
@@ -783,9 +1050,25 @@ static int parse_protected(lua_State *L)
             }
         } else if (inert) add_inert(L, s, di);
         else add_object(L, s, p, w, di, d.root, 4, crlf);
+        if (t->ndups) duplicates(L, p, d.root);
     }
     mp_free(p);
     lua_settop(L, 3);
+    return 1;
+}
+
+/* manifest.indent_json(text [, indent [, depth]]) -> text: compact JSON
+ * (stream:object_json's) indented, its numbers and strings as they are */
+static int m_indent_json(lua_State *L)
+{
+    size_t len;
+    const char *s = luaL_checklstring(L, 1, &len);
+    int indent = (int)luaL_optinteger(L, 2, 4), depth = (int)luaL_optinteger(L, 3, 0);
+    luaL_argcheck(L, indent >= 0 && indent <= 16, 2, "indent out of range");
+    luaL_argcheck(L, depth >= 0 && depth <= 64, 3, "depth out of range");
+    struct strbuf *b = strbuf_push(L);
+    mj_indent(L, b, s, len, indent, depth);
+    strbuf_pushresult(L, b);
     return 1;
 }
 
@@ -793,18 +1076,21 @@ static int m_parse(lua_State *L)
 {
     size_t len;
     check_text(L, 1, &len);
-    int active_only = 0;
+    int active_only = 0, by_shape = 0;
     if (lua_istable(L, 3)) {
         lua_getfield(L, 3, "active_only");
         active_only = lua_toboolean(L, -1);
+        lua_getfield(L, 3, "by_shape");
+        by_shape = lua_toboolean(L, -1);
     }
     if (lua_isnoneornil(L, 2)) { lua_settop(L, 1); lua_pushliteral(L, "<manifest>"); }
     luaL_checkstring(L, 2);
     lua_settop(L, 2);
     lua_pushboolean(L, active_only);
+    lua_pushboolean(L, by_shape);
     lua_pushcfunction(L, parse_protected);
     lua_insert(L, 1);
-    int st = lua_pcall(L, 3, 1, 0);
+    int st = lua_pcall(L, 4, 1, 0);
     if (st != LUA_OK) {
         if (st == LUA_ERRMEM || !lua_isstring(L, -1)) return lua_error(L);
         lua_pushnil(L);
@@ -857,6 +1143,19 @@ static int s_objects(lua_State *L)
     lua_getiuservalue(L, 1, UV_NAME);
     lua_call(L, 2, 1);
     lua_getiuservalue(L, -1, UV_OBJECTS);
+    return 1;
+}
+
+/* stream:warnings() -> {"name:LINE:COL: message\n    line\n    ^", ...}:
+ * what parse found that passes through but deserves a word (a key written
+ * twice outside Fluence objects) */
+static int s_warnings(lua_State *L)
+{
+    check_stream(L);
+    lua_getiuservalue(L, 1, UV_WARNINGS);
+    lua_newtable(L);
+    for (lua_Integer i = 1; lua_rawgeti(L, -2, i) != LUA_TNIL; i++) lua_rawseti(L, -2, i);
+    lua_pop(L, 1);
     return 1;
 }
 
@@ -1295,7 +1594,9 @@ static int s_write(lua_State *L)
     return 1;
 }
 
-/* Runs f over the objects of text (re-parsed): pushes each object's JSON */
+/* Appends the JSON of every object of text (re-parsed) to out: separated
+ * by commas at indent*depth (sep), or each ended by a NUL.  drop: MJ_OBJECT
+ * (objects as sent to a server) or 0. */
 static void emit_objects(lua_State *L, const char *name, const char *text, size_t len,
                          struct strbuf *out, int indent, int depth, int drop, size_t *count, int sep)
 {
@@ -1315,7 +1616,9 @@ static void emit_objects(lua_State *L, const char *name, const char *text, size_
         } else {
             if (sep && (*count)++) strbuf_addc(L, out, ',');
             if (sep) { strbuf_addc(L, out, '\n'); for (int i = 0; i < indent * depth; i++) strbuf_addc(L, out, ' '); }
-            mj_emit(L, p, out, d.root, indent, depth, drop);
+            /* a document's own object is checked as kubectl checks it (a
+             * List's items are not: kubectl leaves them to the server) */
+            mj_emit(L, p, out, d.root, indent, depth, drop ? drop | MJ_CHECK : 0);
             if (!sep) { strbuf_addc(L, out, 0); (*count)++; }
         }
     }
@@ -1422,10 +1725,13 @@ int luaopen_fluence_manifest(lua_State *L)
         {"objects", s_objects}, {"active", s_active}, {"set_annotations", s_set_annotations}, {"render", s_render},
         {"render_json", s_render_json}, {"object_json", s_object_json}, {"is_json", s_is_json},
         {"write", s_write}, {"annotation_span", s_annotation_span}, {"source", s_source},
-        {"locate", s_locate},
+        {"locate", s_locate}, {"warnings", s_warnings},
         {NULL, NULL}
     };
-    static const luaL_Reg funcs[] = { {"parse", m_parse}, {"read", m_read}, {NULL, NULL} };
+    static const luaL_Reg funcs[] = {
+        {"parse", m_parse}, {"read", m_read}, {"indent_json", m_indent_json}, {"kinds", mk_push_table},
+        {NULL, NULL}
+    };
     static const luaL_Reg text_meta[] = {
         {"__gc", text_gc}, {"__len", text_len}, {"__tostring", text_tostring}, {NULL, NULL}
     };

@@ -18,12 +18,15 @@
 #include <lua.h>
 
 enum { MN_SCALAR = 1, MN_SEQ, MN_MAP, MN_ALIAS };
-enum { MF_ANCHORED = 1, MF_STR = 2, MF_FLOW = 4, MF_PAIR = 8 };   /* PAIR: [k: v] */
+/* PAIR: [k: v].  MERGE, DUPS (mappings): it has a merge key ("<<"), a key
+ * written twice (kubectl keeps the last: manifest.c warns or refuses) */
+enum { MF_ANCHORED = 1, MF_STR = 2, MF_FLOW = 4, MF_PAIR = 8, MF_MERGE = 16, MF_DUPS = 32 };
 
 /* One node.  Index 0 is "none".  Children form a linked list (first/next);
  * a mapping's children alternate key, value. */
 struct mnode {
     uint8_t type, style, flags;     /* style: yaml_scalar_style_t for scalars */
+    uint8_t tag;                    /* scalars: YK_TAG_* (yaml_kubectl.h) */
     uint32_t line, col;             /* start, 0-based (col in characters) */
     size_t start, end;              /* byte offsets into the text */
     size_t val, len;                /* scalar: value in the arena; alias: target node */
@@ -42,6 +45,8 @@ struct mtree {
     size_t acount, anchcap;
     size_t *keyhash;                /* scratch for duplicate-key checks */
     size_t khcap;
+    size_t *dups;                   /* the second writing of each duplicate key, in order */
+    size_t ndups, capdups;
 };
 
 /* A libyaml parser over a string plus the tree of the current document. */
@@ -73,14 +78,47 @@ const struct mnode *mt_resolve(const struct mtree *t, size_t i, size_t *out);
 size_t mt_get(const struct mtree *t, size_t map, const char *key, size_t *keynode);
 const char *mt_str(const struct mtree *t, size_t i);    /* scalar text (resolved) or NULL */
 int mt_is_null(const struct mtree *t, size_t i);
+int mt_is_merge_key(const struct mtree *t, size_t k);  /* key node k is "<<" as kubectl reads it */
 int mt_plain_is_string(const char *s, size_t len);
+/* Scalar node i (resolved) as kubectl reads it (yaml_kubectl.h). */
+struct yk_value;
+void mt_kubectl(const struct mtree *t, size_t i, struct yk_value *v);
 
-/* manifest_json.c: appends node i as JSON; indent 0 = compact.
- * drop_managed: leave out metadata.managedFields of this (object) node. */
+/* manifest_json.c: appends node i as the JSON kubectl sends; indent 0 =
+ * compact.  flags: MJ_OBJECT (node i is an object: its
+ * metadata.managedFields is left out), MJ_CHECK (also check its
+ * apiVersion, kind and metadata as kubectl does, manifest_meta.c). */
+enum { MJ_OBJECT = 1, MJ_CHECK = 2, MJ_META = 4 };
 struct strbuf;
-void mj_emit(lua_State *L, struct mparse *p, struct strbuf *b, size_t i, int indent,
-             int depth, int drop_managed);
+void mj_emit(lua_State *L, struct mparse *p, struct strbuf *b, size_t i, int indent, int depth, int flags);
 void mj_string(lua_State *L, struct strbuf *b, const char *s, size_t len);
+/* [-0, +1] Pushes {key, value node, key, value node ...}: the entries of
+ * mapping map as kubectl reads them (merge keys applied, the last of a
+ * key written twice); returns their number. */
+int mj_entries(lua_State *L, struct mparse *p, size_t map);
+/* Appends compact JSON text s re-indented (numbers and strings untouched). */
+void mj_indent(lua_State *L, struct strbuf *b, const char *s, size_t len, int indent, int depth);
+
+/* manifest_meta.c: raises, located, when kubectl would refuse object obj's
+ * apiVersion, kind or metadata (a value of the wrong type). */
+void mm_check(lua_State *L, struct mparse *p, size_t obj);
+/* Is value v something kubectl does not read as a string (nor null)?  Then
+ * msg says so ("PATH: kubectl reads yes as a boolean ..., not a string"). */
+int mm_not_string(const struct mtree *t, size_t v, const char *path, char *msg, size_t cap);
+/* s escaped for a message (control characters as \xNN), clipped */
+size_t mm_shown(char *out, size_t cap, const char *s, size_t len);
+
+/* manifest_kinds.c: where known kinds keep their pods.  A pod: the
+ * mapping at path `at` from the object holds its metadata under key `meta`,
+ * its schedulerName at path `scheduler` and its containers at `containers`
+ * (NULL: none to read); `inherit`: the object's path to the scheduler its
+ * pods take when they name none; `group`: the pods target Fluence when the
+ * object has the group label (its operator labels them so). */
+struct mk_pod { const char *at, *meta, *scheduler, *containers, *inherit; int group; };
+struct mk_kind { const char *group, *kind; const struct mk_pod *pods; const char *source; };
+extern const struct mk_pod mk_pod_template;        /* the shape: metadata, spec.containers */
+const struct mk_kind *mk_find(const char *api_version, const char *kind);
+int mk_push_table(lua_State *L);                   /* manifest.kinds() */
 
 /* manifest_edit.c */
 enum { SITE_INSERT = 1, SITE_REPLACE_NULL, SITE_ERROR };

@@ -284,21 +284,25 @@ void me_sites_for(lua_State *L, struct mparse *p, struct mstore *s, int obj, siz
     st.crlf = crlf;
     st.step = step;
     st.outer = outer;
-    int pod = strcmp(outer, "pod") == 0;
+    /* the messages name the mapping: an object's or pod template's metadata,
+     * a MiniCluster's spec.pod, an Argo Workflow's spec.podMetadata */
+    int pod = strcmp(outer, "pod") == 0, podmeta = strcmp(outer, "podMetadata") == 0;
     mt_resolve(t, map, &map);
     size_t mkey, meta = mt_get(t, map, outer, &mkey), metai;
     const struct mnode *md = mt_resolve(t, meta, &metai);
     if (!meta) insert_into(L, p, &st, map, 0, 0, 2);
     else if (mt_is_null(t, meta)) replace_null(p, &st, meta, mkey, map, 1);
     else if (md->type != MN_MAP)
-        site_error(&st, pod ? "spec.pod is not a mapping" : "metadata is not a mapping", t->nodes[meta].start);
+        site_error(&st, pod ? "spec.pod is not a mapping" : podmeta ? "podMetadata is not a mapping" : "metadata is not a mapping",
+                   t->nodes[meta].start);
     else {
         size_t akey, ann = mt_get(t, metai, "annotations", &akey), anni;
         const struct mnode *an = mt_resolve(t, ann, &anni);
         if (!ann) insert_into(L, p, &st, metai, mkey, map, 1);
         else if (mt_is_null(t, ann)) replace_null(p, &st, ann, akey, metai, 0);
         else if (an->type != MN_MAP)
-            site_error(&st, pod ? "spec.pod.annotations is not a mapping" : "metadata.annotations is not a mapping",
+            site_error(&st, pod ? "spec.pod.annotations is not a mapping" :
+                            podmeta ? "podMetadata.annotations is not a mapping" : "metadata.annotations is not a mapping",
                        t->nodes[ann].start);
         else {
             insert_into(L, p, &st, anni, akey, metai, 0);

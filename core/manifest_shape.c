@@ -11,7 +11,10 @@
  * Two classes: fields that decide whether the object targets Fluence
  * (metadata, labels, spec, pod templates, containers), which matter as soon
  * as the object targets Fluence or carries a select-policy; and
- * annotations, which matter when the object targets Fluence. */
+ * annotations, which matter when the object targets Fluence.  A label or
+ * annotation value, a name or namespace, must also be a string as kubectl
+ * reads YAML (`tier: 1` and `enabled: yes` are not: kubectl refuses them,
+ * and fluence reads these fields). */
 #include <stdio.h>
 #include <string.h>
 #include "manifest.h"
@@ -25,15 +28,31 @@ static const char *found(const struct mtree *t, size_t v)
     return "a number or boolean";
 }
 
-/* Records the problem at value v (as written: an alias points here, not at
+/* Records message msg at value v (as written: an alias points here, not at
  * its anchor), the first of each class. */
-static void record(const struct mtree *t, struct mshape *s, int decides, size_t v,
-                   const char *path, const char *want)
+static void record_text(const struct mtree *t, struct mshape *s, int decides, size_t v, const char *msg)
 {
     struct mshape_error *e = &s->err[decides ? 1 : 0];
     if (e->msg[0]) return;
     e->at = t->nodes[v].start;
-    snprintf(e->msg, sizeof e->msg, "%s must be %s, not %s", path, want, found(t, v));
+    snprintf(e->msg, sizeof e->msg, "%s", msg);
+}
+
+static void record(const struct mtree *t, struct mshape *s, int decides, size_t v,
+                   const char *path, const char *want)
+{
+    char msg[sizeof s->err[0].msg];
+    snprintf(msg, sizeof msg, "%s must be %s, not %s", path, want, found(t, v));
+    record_text(t, s, decides, v, msg);
+}
+
+/* A scalar kubectl reads as something else than the string the field
+ * takes (`tier: 1`, `enabled: yes`): kubectl refuses it (the object's own
+ * metadata) or the server does (a pod template's) */
+static void want_string(const struct mtree *t, struct mshape *s, int decides, size_t v, const char *path)
+{
+    char msg[sizeof s->err[0].msg];
+    if (v && mm_not_string(t, v, path, msg, sizeof msg)) record_text(t, s, decides, v, msg);
 }
 
 /* The value of key in map when it has the wanted type; 0 when absent or null
@@ -59,11 +78,12 @@ static void string_map(const struct mtree *t, struct mshape *s, size_t meta, con
     for (size_t k = t->nodes[m].first; k; k = t->nodes[t->nodes[k].next].next) {
         size_t v = t->nodes[k].next;
         const struct mnode *kn = mt_resolve(t, k, NULL), *vn = mt_resolve(t, v, NULL);
-        if (vn->type == MN_SCALAR || kn->type != MN_SCALAR) continue;
-        if (kn->len == 2 && memcmp(t->arena + kn->val, "<<", 2) == 0 && !(kn->flags & MF_STR)) continue;
-        char what[96];
-        snprintf(what, sizeof what, "%s %.60s%s", path, t->arena + kn->val, kn->len > 60 ? "..." : "");
-        record(t, s, decides, v, what, "a string");
+        if (kn->type != MN_SCALAR || mt_is_merge_key(t, k)) continue;
+        char shown[64], what[96];
+        mm_shown(shown, sizeof shown, t->arena + kn->val, kn->len);
+        snprintf(what, sizeof what, "%s %s", path, shown);
+        if (vn->type == MN_SCALAR) want_string(t, s, decides, v, what);
+        else record(t, s, decides, v, what, "a string");
     }
 }
 
@@ -72,6 +92,11 @@ static void metadata(const struct mtree *t, struct mshape *s, size_t holder, con
     char path[64];
     snprintf(path, sizeof path, "%smetadata", prefix);
     size_t meta = expect(t, s, holder, "metadata", MN_MAP, 1, path);
+    static const char *const names[] = {"name", "generateName", "namespace", NULL};
+    for (int i = 0; meta && names[i]; i++) {
+        snprintf(path, sizeof path, "%smetadata.%s", prefix, names[i]);
+        want_string(t, s, 1, mt_get(t, meta, names[i], NULL), path);
+    }
     snprintf(path, sizeof path, "%smetadata.annotations", prefix);
     string_map(t, s, meta, "annotations", 0, path);
     snprintf(path, sizeof path, "%smetadata.labels", prefix);

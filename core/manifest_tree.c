@@ -6,16 +6,21 @@
  * forward (and, rarely, backward) between successive marks, so converting
  * every mark of a stream costs time linear in its size.
  *
- * Hostile input (yaml_limits.h): duplicate keys are an error; an alias may
- * only name a node that is complete (no recursive structures); the total size
- * the aliases of a stream expand to is bounded by the stream's size (no
- * "billion laughs"); nesting depth is bounded.  Merge keys are followed at
- * lookup (mt_get), a bounded number of levels deep. */
+ * Keys are read as kubectl reads them (go-yaml v2): a key written twice
+ * keeps its last value, a merge key ("<<") assigns its mapping's entries
+ * where it stands (over the keys before it).  Duplicates are recorded, not
+ * refused: manifest.c refuses them in Fluence objects and warns elsewhere.
+ *
+ * Hostile input (yaml_limits.h): an alias may only name a node that is
+ * complete (no recursive structures); the total size the aliases of a stream
+ * expand to is bounded by the stream's size (no "billion laughs"); nesting
+ * depth is bounded. */
 #include <stdlib.h>
 #include <string.h>
 #include <lauxlib.h>
 #include "location.h"
 #include "manifest.h"
+#include "yaml_kubectl.h"
 #include "yaml_limits.h"
 
 void *me_grow(lua_State *L, void *p, size_t *cap, size_t need, size_t size)
@@ -38,7 +43,7 @@ void mp_free(struct mparse *p)
     if (p->parser_ready) yaml_parser_delete(&p->parser);
     p->have_event = p->parser_ready = 0;
     struct mtree *t = &p->tree;
-    free(t->nodes); free(t->arena); free(t->stack); free(t->anchors); free(t->keyhash);
+    free(t->nodes); free(t->arena); free(t->stack); free(t->anchors); free(t->keyhash); free(t->dups);
     memset(t, 0, sizeof *t);
 }
 
@@ -138,15 +143,35 @@ int mp_error(lua_State *L, struct mparse *p, size_t byte, const char *msg)
     return lua_error(L);
 }
 
+/* An unrendered Helm template ("{{ .Values.x }}") reads as flow mappings
+ * with mapping keys, or does not parse at all: when the document so far
+ * has "{{" in it, the message says so first (pushes it), and *at moves
+ * onto the "{{" it points inside. */
+static void push_parse_message(lua_State *L, const struct mparse *p, size_t *at, const char *what)
+{
+    size_t from = p->prev_end, to = *at;
+    while (to < p->len && p->text[to] != '\n') to++;
+    for (size_t i = from; i + 1 < to; i++) {
+        if (p->text[i] == '{' && p->text[i + 1] == '{') {
+            lua_pushfstring(L, "this looks like an unrendered Helm template (\"{{ ... }}\"): render it first "
+                            "(helm template) [YAML: %s]", what);
+            if (*at > 0 && *at < p->len && p->text[*at] == '{' && p->text[*at - 1] == '{') (*at)--;
+            return;
+        }
+    }
+    lua_pushstring(L, what);
+}
+
 static void next_event(lua_State *L, struct mparse *p)
 {
     if (p->have_event) { yaml_event_delete(&p->event); p->have_event = 0; }
     if (!yaml_parser_parse(&p->parser, &p->event)) {
         yaml_parser_t *y = &p->parser;
         if (y->error == YAML_MEMORY_ERROR) luaL_error(L, "not enough memory");
+        size_t at = y->error == YAML_READER_ERROR ? y->problem_offset : to_byte(p, y->problem_mark.index);
         lua_pushfstring(L, "%s%s%s", y->problem ? y->problem : "invalid YAML",
                         y->context ? " " : "", y->context ? y->context : "");
-        size_t at = y->error == YAML_READER_ERROR ? y->problem_offset : to_byte(p, y->problem_mark.index);
+        push_parse_message(L, p, &at, lua_tostring(L, -1));
         mp_error(L, p, at, lua_tostring(L, -1));
     }
     p->have_event = 1;
@@ -224,50 +249,65 @@ const char *mt_str(const struct mtree *t, size_t i)
     return n && n->type == MN_SCALAR ? t->arena + n->val : NULL;
 }
 
+void mt_kubectl(const struct mtree *t, size_t i, struct yk_value *v)
+{
+    const struct mnode *n = mt_resolve(t, i, NULL);
+    yk_resolve(t->arena + n->val, n->len, n->style == YAML_PLAIN_SCALAR_STYLE, n->tag, v);
+}
+
 int mt_is_null(const struct mtree *t, size_t i)
 {
     const struct mnode *n = mt_resolve(t, i, NULL);
-    if (!n || n->type != MN_SCALAR || (n->flags & MF_STR)) return 0;
-    const char *s = t->arena + n->val;
-    return n->len == 0 || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 ||
-           strcmp(s, "Null") == 0 || strcmp(s, "NULL") == 0;
+    if (!n || n->type != MN_SCALAR) return 0;
+    if (n->tag == YK_TAG_NONE) {     /* the common case, without a resolver call */
+        if (n->style != YAML_PLAIN_SCALAR_STYLE) return 0;
+        const char *s = t->arena + n->val;
+        return n->len == 0 || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 ||
+               strcmp(s, "Null") == 0 || strcmp(s, "NULL") == 0;
+    }
+    struct yk_value v;
+    mt_kubectl(t, i, &v);
+    return v.kind == YK_NULL;
 }
 
-static int is_merge_key(const struct mtree *t, size_t k)
+/* go-yaml v2's isMerge: "<<" plain and untagged, or tagged !!merge (an
+ * alias to one is not a merge key) */
+int mt_is_merge_key(const struct mtree *t, size_t k)
 {
     const struct mnode *n = &t->nodes[k];
-    return n->type == MN_SCALAR && !(n->flags & MF_STR) && n->len == 2 &&
-           memcmp(t->arena + n->val, "<<", 2) == 0;
+    return n->type == MN_SCALAR && n->len == 2 && memcmp(t->arena + n->val, "<<", 2) == 0 &&
+           ((n->style == YAML_PLAIN_SCALAR_STYLE && n->tag == YK_TAG_NONE) || n->tag == YK_TAG_MERGE);
 }
 
+/* The value of key in map as kubectl reads it: entries assign in order, the
+ * last one wins; a merge key assigns its mapping's entries where it stands
+ * (of a list of mappings, the first wins).  *found: an assignment seen. */
 static size_t get_depth(const struct mtree *t, size_t map, const char *key, size_t klen,
                         size_t *keynode, int depth)
 {
     const struct mnode *m = mt_resolve(t, map, &map);
     if (!m || m->type != MN_MAP || depth > 8) return 0;
+    int simple = !(m->flags & (MF_MERGE | MF_DUPS));
+    size_t got = 0, gotkey = 0;
     for (size_t k = m->first; k; k = t->nodes[t->nodes[k].next].next) {
+        if (m->flags & MF_MERGE && mt_is_merge_key(t, k)) {
+            size_t v, kn = 0, r = 0;
+            const struct mnode *vn = mt_resolve(t, t->nodes[k].next, &v);
+            if (vn->type == MN_MAP) r = get_depth(t, v, key, klen, &kn, depth + 1);
+            else if (vn->type == MN_SEQ)
+                for (size_t c = vn->first; c && !r; c = t->nodes[c].next) r = get_depth(t, c, key, klen, &kn, depth + 1);
+            if (r) { got = r; gotkey = kn; }
+            continue;
+        }
         const struct mnode *kn = mt_resolve(t, k, NULL);
-        if (kn->type == MN_SCALAR && kn->len == klen && memcmp(t->arena + kn->val, key, klen) == 0 &&
-            !is_merge_key(t, k)) {
-            if (keynode) *keynode = k;
-            return t->nodes[k].next;
+        if (kn->type == MN_SCALAR && kn->len == klen && memcmp(t->arena + kn->val, key, klen) == 0) {
+            got = t->nodes[k].next;
+            gotkey = k;
+            if (simple) break;
         }
     }
-    for (size_t k = m->first; k; k = t->nodes[t->nodes[k].next].next) {   /* merge keys */
-        if (!is_merge_key(t, k)) continue;
-        size_t v;
-        const struct mnode *vn = mt_resolve(t, t->nodes[k].next, &v);
-        if (vn->type == MN_MAP) {
-            size_t r = get_depth(t, v, key, klen, keynode, depth + 1);
-            if (r) return r;
-        } else if (vn->type == MN_SEQ) {
-            for (size_t c = vn->first; c; c = t->nodes[c].next) {
-                size_t r = get_depth(t, c, key, klen, keynode, depth + 1);
-                if (r) return r;
-            }
-        }
-    }
-    return 0;
+    if (got && keynode) *keynode = gotkey;
+    return got;
 }
 
 /* The value node (unresolved) of key in mapping map, or 0. */
@@ -339,6 +379,8 @@ static size_t new_node(lua_State *L, struct mparse *p, int type, yaml_mark_t sm,
     return i;
 }
 
+/* Keys must be scalars (kubectl: "invalid map key"); a key written twice is
+ * recorded (t->dups) and the mapping flagged; so is a merge key. */
 static void check_keys(lua_State *L, struct mparse *p, size_t map)
 {
     struct mtree *t = &p->tree;
@@ -346,7 +388,12 @@ static void check_keys(lua_State *L, struct mparse *p, size_t map)
     size_t nkeys = m->count / 2;
     for (size_t k = m->first; k; k = t->nodes[t->nodes[k].next].next) {
         const struct mnode *kn = mt_resolve(t, k, NULL);
-        if (kn->type != MN_SCALAR) mp_error(L, p, t->nodes[k].start, "only scalar mapping keys are supported");
+        if (kn->type != MN_SCALAR) {
+            size_t at = t->nodes[k].start;
+            push_parse_message(L, p, &at, "a mapping key must be a scalar (kubectl: invalid map key)");
+            mp_error(L, p, at, lua_tostring(L, -1));
+        }
+        if (mt_is_merge_key(t, k)) m->flags |= MF_MERGE;
     }
     if (nkeys < 2) return;
     size_t cap = 16;
@@ -354,17 +401,22 @@ static void check_keys(lua_State *L, struct mparse *p, size_t map)
     t->keyhash = me_grow(L, t->keyhash, &t->khcap, cap, sizeof *t->keyhash);
     memset(t->keyhash, 0, cap * sizeof *t->keyhash);
     for (size_t k = m->first; k; k = t->nodes[t->nodes[k].next].next) {
-        if (is_merge_key(t, k)) continue;
+        if (mt_is_merge_key(t, k)) continue;
         const struct mnode *kn = mt_resolve(t, k, NULL);
         const char *s = t->arena + kn->val;
         size_t h = hash_str(s, kn->len) & (cap - 1);
+        int dup = 0;
         while (t->keyhash[h]) {
             const struct mnode *o = mt_resolve(t, t->keyhash[h], NULL);
-            if (o->len == kn->len && memcmp(t->arena + o->val, s, kn->len) == 0) {
-                lua_pushfstring(L, "duplicate key \"%s\"", s);
-                mp_error(L, p, t->nodes[k].start, lua_tostring(L, -1));
-            }
+            if (o->len == kn->len && memcmp(t->arena + o->val, s, kn->len) == 0) { dup = 1; break; }
             h = (h + 1) & (cap - 1);
+        }
+        if (dup) {
+            m = &t->nodes[map];
+            m->flags |= MF_DUPS;
+            t->dups = me_grow(L, t->dups, &t->capdups, t->ndups + 1, sizeof *t->dups);
+            t->dups[t->ndups++] = k;
+            continue;
         }
         t->keyhash[h] = k;
     }
@@ -402,6 +454,7 @@ int mp_next_doc(lua_State *L, struct mparse *p, struct mdoc *doc)
     t->alen = 0;
     t->depth = 0;
     t->acount = 0;
+    t->ndups = 0;
     if (t->anchcap) memset(t->anchors, 0, t->anchcap * sizeof *t->anchors);
     doc->start = p->prev_end;
     doc->root = 0;
@@ -441,6 +494,7 @@ int mp_next_doc(lua_State *L, struct mparse *p, struct mdoc *doc)
             n->len = ev->data.scalar.length;
             n->style = (uint8_t)ev->data.scalar.style;
             const char *tag = (const char *)ev->data.scalar.tag;
+            n->tag = (uint8_t)yk_tag(tag);
             if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || (tag && strcmp(tag, YAML_STR_TAG) == 0))
                 n->flags |= MF_STR;
             n->weight = fluence_yaml_scalar_weight(n->len);

@@ -102,6 +102,55 @@ describe("fluence check", function()
     assert.falsy(r.err:find("c.test.yaml", 1, true), r.err)    -- expects the input error: tests a bad policy
   end)
 
+  it("tells the truth about where schedulerName: fluence is (issue 31)", function()
+    -- an Argo Workflow's pods take spec.schedulerName and spec.podMetadata:
+    -- its policy is checked like any Fluence object's
+    local wf = [[
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  generateName: hello-
+  annotations:
+    fluence.flux-framework.org/select-policy: "min-cots"
+spec:
+  schedulerName: fluence
+  entrypoint: main
+  templates:
+  - name: main
+    container: {image: busybox}
+]]
+    -- a kind fluence does not know, its scheduler outside any pod template
+    local spark = [[
+apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata:
+  name: pi
+  annotations:
+    fluence.flux-framework.org/select-policy: min-cost
+spec:
+  driver:
+    schedulerName: fluence
+    cores: 1
+]]
+    local dir = tree.make{ ["wf.yaml"] = wf, ["spark.yaml"] = spark }
+    local r = cli.run{ "check", "wf.yaml", cwd = dir, valgrind = false }
+    assert.are.equal(3, r.code)
+    assert.truthy(r.err:find('wf.yaml:6:48: Workflow/hello-: unknown policy "min-cots"', 1, true), r.err)
+    r = cli.run{ "check", "spark.yaml", cwd = dir }
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal("fluence: warning: spark.yaml:1:1: SparkApplication/pi: spec.driver.schedulerName is fluence, " ..
+                     "but fluence finds no pod there to pin (a pod template is a mapping whose spec has a containers " ..
+                     "list; docs/kubernetes.md lists where known kinds keep theirs): its pods get no require-backend\n",
+                     r.err)
+    assert.falsy(r.err:find("does not target Fluence", 1, true))
+    -- a key written twice outside Fluence objects: select's warning
+    cli.write(dir .. "/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  a: 1\n  a: 2\n")
+    r = cli.run{ "check", "cm.yaml", cwd = dir }
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal('fluence: warning: cm.yaml:6:3: duplicate key "a": kubectl keeps the last one; passed through ' ..
+                     "unchanged\n      a: 2\n      ^\n", r.err)
+  end)
+
   it("with --attributes, warns about attributes no backend has; warnings alone exit 0", function()
     local attrs = "backends:\n  - name: a\n    attributes: {cost_usd: 1, memory_gb: 24}\n"
     local dir = tree.make{ ["attrs.yaml"] = attrs, ["job.yaml"] = job("require:vram>=24,min-cost"),
@@ -111,7 +160,8 @@ describe("fluence check", function()
     assert.are.equal("fluence: warning: job.yaml:6:47: Job/train: the policy reads vram, which no backend in the " ..
                      "attribute files has\n" ..
                      "fluence: warning: other.yaml:1:1: Job/train has a select-policy but does not target Fluence " ..
-                     "(schedulerName: fluence): select ignores it\n", r.err)
+                     "(no pod of it has schedulerName: fluence or the group label fluence.flux-framework.org/group): " ..
+                     "select ignores it\n", r.err)
     assert.truthy(r.out:find(": 2 warning(s)\n", 1, true), r.out)
     -- a near miss of an attribute the files have is an error, as at select time
     cli.write(dir .. "/job.yaml", job("require:memory_gbb>=24"))

@@ -34,13 +34,18 @@ describe("fuzz.is_json_text, the JSON grammar the kubelists target checks agains
     '"h\xc3\xa9"', '"\xf0\x9f\x98\x80"', '0', '-1.25',
     '', ' ', '[1,]', '{"a":1,}', '{"a"}', '[01]', '[1.]', '[.5]', '[1e]', '[-]', '[+1]', "['a']", '[tru]',
     '"\x01"', '"\\x"', '"\\u12"', '"\xc0\x80"', '"\xed\xa0\x80"', '"\xff"', '[1] x', '{"a":1}}', '[NaN]',
+    -- beyond int64: jansson refuses it as an integer, json.decode takes it
+    -- as a float (as Go's decoders do)
+    '[3333333333333333333333333333]', '[-92233720368547758080]',
+    -- a NUL in a string (jansson refuses it unless asked)
+    '"a\\u0000b"',
   }
   for _, text in ipairs(texts) do
     it(("%q"):format(text), function()
       assert.equal(json.decode(text) ~= nil, fuzz.is_json_text(text))
     end)
   end
-  for _, text in ipairs{ '[3333333333333333333333333333]', '[1e999]', '{"a":1,"a":2}' } do
+  for _, text in ipairs{ '[1e999]', '{"a":1,"a":2}' } do
     it(("%q: JSON text jansson refuses"):format(text), function()
       assert.is_nil(json.decode(text))
       assert.is_true(fuzz.is_json_text(text))

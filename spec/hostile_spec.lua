@@ -117,9 +117,14 @@ spec:
     refused(select(file("p2.yaml", POD:format("require:memory_gb>=12abc"))), 3, 'p2%.yaml:6:67: Pod/p: bad number "12abc"')
   end)
 
-  it("duplicate keys", function()
-    refused(select(file("d.yaml", "apiVersion: v1\nkind: Pod\nkind: Job\nmetadata: {name: x}\n")), 3,
-            "d%.yaml:3:1: .*duplicate")
+  it("duplicate keys: refused in a Fluence object, passed through with a warning elsewhere (as kubectl takes them)", function()
+    refused(select(file("d.yaml", (POD:format("min-cost"):gsub("kind: Pod\n", "kind: Pod\nkind: Job\n", 1)))), 3,
+            "d%.yaml:3:1: duplicate key \"kind\" in a Fluence object")
+    local text = "apiVersion: v1\nkind: ConfigMap\nkind: Secret\nmetadata: {name: x}\n"
+    local r = select(file("c.yaml", text))
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal(text, r.out)
+    assert.matches('^warning: [^\n]*c%.yaml:3:1: duplicate key "kind": kubectl keeps the last one; passed through unchanged\n', r.err)
   end)
 
   it("invalid UTF-8", function()

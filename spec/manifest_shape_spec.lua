@@ -32,6 +32,29 @@ describe("wrong-typed fields", function()
   end
 
   describe("in a Fluence object, bad input located at the field", function()
+    it("a label, annotation or name kubectl does not read as a string: 1, yes (issue 31)", function()
+      bad([[
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: j
+  labels:
+    tier: 1
+  annotations:
+    fluence.flux-framework.org/select-policy: min-cost
+spec:
+  template:
+    spec:
+      schedulerName: fluence
+      containers: [{name: c, image: x}]
+]], 6, 11, 'metadata.labels tier: kubectl reads 1 as a number (YAML 1.1), not a string: quote it ("1")', "    tier: 1")
+      bad((cli.POD:format("min-cost"):gsub("  name: p\n", "  name: p\n  namespace: on\n")), 5, 14,
+          'metadata.namespace: kubectl reads on as a boolean (YAML 1.1), not a string: quote it ("on")', "  namespace: on")
+      bad((cli.POD:format("min-cost"):gsub("spec:\n", "    enabled: yes\nspec:\n")), 7, 14,
+          'metadata.annotations enabled: kubectl reads yes as a boolean (YAML 1.1), not a string: quote it ("yes")',
+          "    enabled: yes")
+    end)
+
     it("metadata as a list (the object targets Fluence by its scheduler)", function()
       bad([[
 apiVersion: v1

@@ -256,7 +256,8 @@ describe("fluence.manifest objects", function()
     assert.is_true(rc.wants_selection)
     local mc = objects(slurp(DIR .. "minicluster.yaml"))[1]
     assert.is_true(mc.targets_fluence)
-    local mc2 = objects("kind: MiniCluster\nspec:\n  pod: {schedulerName: fluence}\n  containers:\n  - image: x\n")[1]
+    local mc2 = objects("apiVersion: flux-framework.org/v1alpha2\nkind: MiniCluster\nspec:\n" ..
+                        "  pod: {schedulerName: fluence}\n  containers:\n  - image: x\n")[1]
     assert.are.equal("fluence", mc2.templates[1].scheduler_name)
     assert.is_true(mc2.targets_fluence)
     local a = objects(slurp(DIR .. "anchors.yaml"))[1]
@@ -608,10 +609,16 @@ describe("fluence.manifest errors", function()
     assert.are.equal("<stdin>:2:4: mapping values are not allowed in this context\n    b: : 2\n       ^", err)
   end)
 
-  it("rejects duplicate keys", function()
-    local s, err = manifest.parse("kind: Pod\nmetadata:\n  name: a\n  name: b\n", "dup.yaml")
+  it("rejects duplicate keys in a Fluence object, warns of them in any other (kubectl keeps the last)", function()
+    local s, err = manifest.parse("kind: Pod\nmetadata:\n  name: a\n  name: b\nspec:\n  schedulerName: fluence\n",
+                                  "dup.yaml")
     assert.is_nil(s)
-    assert.are.equal('dup.yaml:4:3: duplicate key "name"\n      name: b\n      ^', err)
+    assert.are.equal('dup.yaml:4:3: duplicate key "name" in a Fluence object: kubectl would keep the last one; ' ..
+                     'say which one you mean\n      name: b\n      ^', err)
+    s = assert(manifest.parse("kind: Pod\nmetadata:\n  name: a\n  name: b\n", "dup.yaml"))
+    assert.are.same({ 'dup.yaml:4:3: duplicate key "name": kubectl keeps the last one; passed through unchanged\n' ..
+                      '      name: b\n      ^' }, s:warnings())
+    assert.are.equal('{"kind":"Pod","metadata":{"name":"b"}}', s:object_json(1))
   end)
 
   it("rejects a Fluence object whose metadata or annotations is not a mapping", function()

@@ -139,7 +139,7 @@ describe("policy errors located in the file", function()
 
   describe("fluence run POLICY.lua", function()
     local job
-    setup(function() job = cli.write(dir .. "/job.yaml", pod("    x: y\n")) end)
+    setup(function() job = cli.write(dir .. "/job.yaml", pod("    x: z\n")) end)
 
     local function run_policy(src, code)
       n = n + 1

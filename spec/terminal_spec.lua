@@ -136,13 +136,16 @@ return { name = "fails", description = "fails",
   end)
 
   it("located errors quoting the text: one message line, then the excerpt and the caret", function()
-    local m = cli.write(dir .. "/dup.yaml", 'kind: Pod\n"a\\nb\\e[1m": 1\n"a\\nb\\e[1m": 2\n')
+    -- a duplicate key is an error in a Fluence object (elsewhere a warning)
+    local m = cli.write(dir .. "/dup.yaml", 'kind: Pod\nmetadata:\n  name: p\n' ..
+      '  annotations: {fluence.flux-framework.org/select-policy: min-cost}\n' ..
+      'spec:\n  schedulerName: fluence\n  "a\\nb\\e[1m": 1\n  "a\\nb\\e[1m": 2\n')
     local r = run{ "select", "-f", m, "--offline" }
     assert.are.equal(3, r.code)
     inert(r.err)
     local lines = cli.lines(r.err)
     assert.are.equal(3, #lines, r.err)
-    assert.matches('dup%.yaml:3:1: duplicate key "a\\nb\\x1b%[1m"$', lines[1])
+    assert.matches('dup%.yaml:8:3: duplicate key "a\\nb\\x1b%[1m" in a Fluence object', lines[1])
   end)
 
   it("the explain table (on a terminal's stdout) escapes what it shows", function()

@@ -56,10 +56,14 @@ select-policy annotation, on the object or on its pod template, and a pod templa
 or pod scheduled by Fluence; the object's annotation wins over the template's), gathers
 candidate backends from the providers, keeps those the cluster offers, runs the
 policy pipeline and writes the chosen backend into the object's
-require-backend annotation and into every Fluence pod template, with an audit in
+require-backend annotation and into every Fluence pod (its template's metadata, an
+Argo Workflow's spec.podMetadata, a MiniCluster's spec.pod: the kinds are listed in
+docs/kubernetes.md; other kinds' pod templates are found by shape), with an audit in
 select-result.  Every other byte of the input is kept.  Output goes to stdout only
 when every object succeeded; stderr carries one "selected backend" line per object,
-"dropped" lines with reasons, and notes.]],
+"dropped" lines with reasons, notes, and warnings: a schedulerName: fluence where no
+pod fluence can pin is, a key written twice outside Fluence objects (passed through;
+in a Fluence object it is an error).]],
   apply = [[Selects for every object first (all or nothing), then applies each object with
 server-side apply (field manager kubectl-fluence unless --field-manager).  With
 --dry-run=client it only prints; with --dry-run=server the API server validates
@@ -116,8 +120,10 @@ kubectl_complete-fluence helper that kubectl (1.26 or later) runs to complete
 -- Hand-written detail per option, after its help line from the table.
 local OPTION_PROSE = {
   output = [[yaml from select, run and jobspec is the edited input, byte for byte;
-from apply and create, yaml and json are the objects the server returned (with
---dry-run=client, the edited input); junit writes JUnit XML on stdout, the
+json is the edited input as kubectl reads YAML and sends it (YAML 1.1 scalars: 0777
+is 511, yes is true; what kubectl refuses, such as .inf or a label value 1, is an
+error); from apply and create, yaml and json are the objects the server returned
+(with --dry-run=client, the edited input); junit writes JUnit XML on stdout, the
 failures and the summary on stderr.]],
   policy = [[All of Fluxion's: first, high, low, lonode, hinode, lonodex, hinodex,
 firstnodex, locality, variation, or settings such as

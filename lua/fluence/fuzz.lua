@@ -77,7 +77,15 @@ function fuzz.manifest(data)
       })
       if ok then stamped[#stamped + 1] = obj.index end
     end
-    s:object_json(obj.index)
+    -- the JSON kubectl would send: when there is one, it is JSON, without a
+    -- key twice (jansson refuses that), and indenting it changes nothing
+    local text = s:object_json(obj.index)
+    if text then
+      local json = require "fluence.json"
+      local v = json.decode(text)
+      check(v ~= nil, "object JSON that is not JSON: " .. text:sub(1, 200))
+      check(json.encode(json.decode(manifest.indent_json(text, 4, 0))) == json.encode(v), "indenting changed the JSON")
+    end
   end
   local out = s:render()
   local again, err = manifest.parse(out, "rendered.yaml")

@@ -719,10 +719,18 @@ function selection.run(args, how)
   -- descriptions of the objects a selection can concern, unless every
   -- object's is wanted at once (res.objects makes them when asked)
   local every = how.objects_json or args.opts.output == "json"
+  -- stderr: what select prints there; warnings: the part every verb prints
+  -- (explain too: a key written twice, a pod fluence cannot pin)
+  local stderr, warnings = {}, {}
+  local function warn(line)
+    stderr[#stderr + 1] = line
+    warnings[#warnings + 1] = line
+  end
   for i, f in ipairs(files) do
     local s, err = manifest.parse(f.text, f.name, { active_only = not every })
     if not s then errors.raise("INPUT", "%s", err) end
     streams[i] = { stream = s, name = f.name, objects = every and s:objects() or s:active(), every = every }
+    for _, w in ipairs(s:warnings()) do warn("warning: " .. w .. "\n") end
   end
 
   -- said: run-wide notes already on stderr, per cluster (kubeconfig and
@@ -744,11 +752,15 @@ function selection.run(args, how)
     end
   end
   local selected = 0
-  local records, stderr, chosen_of = {}, {}, {}
+  local records, chosen_of = {}, {}
   for _, st in ipairs(streams) do
     for _, obj in ipairs(st.objects) do
       local wanted = obj.wants_selection or (how.policy_file and obj.targets_fluence)
       local chosen, context
+      -- schedulerName: fluence where no pod fluence pins is: never silent
+      for _, u in ipairs(obj.unpinned or {}) do
+        warn(("warning: %s:%d:%d: %s: %s\n"):format(st.name, obj.line or 1, obj.col or 1, describe(obj), u.message))
+      end
       local pin = wanted and request_mod.pin(obj)
       if pin and not opts["force-select"] and not how.policy_file then
         stderr[#stderr + 1] = ("note: %s already pinned to %s; skipping selection " ..
@@ -799,12 +811,18 @@ function selection.run(args, how)
     end
     return objects
   end
-  local res = { streams = streams, records = records, stderr = table.concat(stderr),
+  local res = { streams = streams, records = records, stderr = table.concat(stderr), warnings = table.concat(warnings),
                 write_output = function(_, fd) return inputs.write(fd, rendered) end }
   -- each object as JSON only for those who need it (apply, -o json)
   if how.objects_json or args.opts.output == "json" then
     res.objects = all_objects()
-    for _, o in ipairs(res.objects) do o.json = o.stream:object_json(o.index) end
+    -- what kubectl would refuse to send (.inf, `labels: {tier: 1}`) is bad
+    -- input, located, before anything is printed or applied
+    for _, o in ipairs(res.objects) do
+      local text, err = o.stream:object_json(o.index)
+      if not text then errors.raise("INPUT", "%s", err) end
+      o.json = text
+    end
   end
   return setmetatable(res, { __index = function(t, k)
     if k == "objects" then
@@ -818,15 +836,16 @@ function selection.run(args, how)
 end
 
 -- The whole edited input as JSON: one object as itself, several as a List.
+-- Each object's text is what apply sends (stream:object_json: kubectl's
+-- reading of the YAML), indented, never decoded and encoded again: a
+-- number such as 100000000000000000000 stays as kubectl writes it.
 function selection.render_json(res)
-  if #res.objects == 1 then
-    return json.encode(json.decode(res.objects[1].json), { indent = 4 }) .. "\n"
-  end
-  local items = json.array{}
-  for i, o in ipairs(res.objects) do items[i] = json.decode(o.json) end
-  local list = setmetatable({ apiVersion = "v1", kind = "List", items = items, metadata = json.object{} },
-                            { __order = { "apiVersion", "items", "kind", "metadata" } })
-  return json.encode(list, { indent = 4 }) .. "\n"
+  if #res.objects == 1 then return manifest.indent_json(res.objects[1].json, 4, 0) .. "\n" end
+  local items = {}
+  for i, o in ipairs(res.objects) do items[i] = "        " .. manifest.indent_json(o.json, 4, 2) end
+  return '{\n    "apiVersion": "v1",\n    "items": ' ..
+         (#items > 0 and "[\n" .. table.concat(items, ",\n") .. "\n    ]" or "[]") ..
+         ',\n    "kind": "List",\n    "metadata": {}\n}\n'
 end
 
 return selection

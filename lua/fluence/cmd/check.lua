@@ -6,7 +6,8 @@
 --       compiled with the plugins `select` would use (unknown stages with
 --       "did you mean", bad arguments), errors at the policy's own line and
 --       column in the file with a caret; a select-policy on an object that
---       does not target Fluence is a warning (select ignores it);
+--       does not target Fluence is a warning (select ignores it), so is a
+--       schedulerName: fluence where fluence finds no pod to pin;
 --   plugins (*.lua in a policies/ or providers/ directory, or any .lua file
 --       named on the command line)  Lua syntax, loading in the sandbox, the
 --       plugin's shape (exports, name = file name, flags), a likely typo in
@@ -160,6 +161,7 @@ function cmd.run(args)
     local s, err = manifest.parse(text, path)
     if not s then return bad(err) end
     stats.manifest = stats.manifest + 1
+    for _, w in ipairs(s:warnings()) do warn(w) end     -- a key written twice, as select says
     for _, obj in ipairs(s:objects()) do
       local where = ("%s:%d:%d"):format(path, obj.line or 1, obj.col or 1)
       local who = ("%s/%s"):format(obj.kind or "?", obj.name or obj.generateName or "?")
@@ -185,10 +187,13 @@ function cmd.run(args)
           warn(("%s: %s: the policy reads %s, which no backend in the attribute files has"):format(
             src and src.at or where, who, table.concat(missing, ", ")))
         end
-      elseif obj.annotations[POLICY] and not obj.wants_selection then
-        warn(("%s: %s has a select-policy but does not target Fluence (schedulerName: fluence): select ignores it")
-             :format(where, who))
+      elseif obj.annotations[POLICY] and not obj.wants_selection and #(obj.unpinned or {}) == 0 then
+        warn(("%s: %s has a select-policy but does not target Fluence (no pod of it has schedulerName: fluence " ..
+              "or the group label %sgroup): select ignores it"):format(where, who, require("fluence.request").PREFIX))
       end
+      -- a schedulerName: fluence where fluence finds no pod to pin (what
+      -- select warns of too)
+      for _, u in ipairs(obj.unpinned or {}) do warn(("%s: %s: %s"):format(where, who, u.message)) end
     end
   end
 

@@ -203,6 +203,7 @@ function cmd.run(args)
   else
     require("fluence.errors").raise("USAGE", "explain: unknown output format %q (table or json)", fmt)
   end
+  sys.write(2, res.warnings)
   sys.write(1, text)
   for _, rec in ipairs(res.records) do
     if rec.error then return sys.EXIT.SELECT end
