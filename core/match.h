@@ -15,6 +15,7 @@ typedef struct mg_vertex {
     int32_t type;            /* index into mgraph.types */
     int32_t parent;          /* -1 for the root */
     uint32_t child0, nchild; /* range of mgraph.children */
+    uint32_t back0, nback;   /* range of mgraph.backs: its other out-edges' targets */
     uint32_t name, basename, path, unit;
     uint32_t prop0, nprop;   /* range of mgraph.props (key, value pairs) */
     uint32_t jgf_id;         /* the JGF node "id" */
@@ -27,6 +28,8 @@ typedef struct mgraph {
     mg_vertex *v;
     uint32_t nv, cap;
     uint32_t *children;
+    uint32_t *backs;         /* targets of out-edges that are not containment
+                              * children (to a parent, another subsystem, a loop) */
     uint32_t *props;         /* 2 * nprops string offsets */
     uint32_t nprops, propcap;
     char *str;               /* string pool */
