@@ -105,7 +105,13 @@ typedef struct mjobspec {
 
 /* Parses and validates YAML or JSON.  NULL + message "NAME: path: problem". */
 mjobspec *mj_parse(const char *text, size_t len, const char *name, char *err, size_t errlen);
+/* Reads a jobspec as Fluxion v0.54 does (match_jobspec_fluxion.c), for
+ * answers such as resource-query's: known(kctx, type) tells the resource
+ * types Fluxion knows.  NULL + Fluxion's message. */
+mjobspec *mj_parse_fluxion(const char *text, size_t len, bool (*known)(void *, const char *), void *kctx, char *err,
+                           size_t errlen);
 void mj_free(mjobspec *js);
+void mj_cons_free(mj_cons *k); /* a constraint tree and its root */
 
 /* ---------------------------------------------------------------- matcher */
 

@@ -325,15 +325,19 @@ static int parse_cons(vctx *c, const ynode *n, const char *path, mj_cons *k)
 
 /* ----------------------------------------------------------------- jobspec */
 
+void mj_cons_free(mj_cons *k)
+{
+    if (!k) return;
+    cons_free(k);
+    free(k);
+}
+
 void mj_free(mjobspec *js)
 {
     if (!js) return;
     for (int i = 0; i < js->nres; i++) res_free(&js->res[i]);
     free(js->res);
-    if (js->constraint) {
-        cons_free(js->constraint);
-        free(js->constraint);
-    }
+    mj_cons_free(js->constraint);
     for (int i = 0; i < js->ntasks; i++) free(js->tasks[i].slot);
     free(js->tasks);
     free(js);
