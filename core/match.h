@@ -165,7 +165,8 @@ typedef struct memit {
     uint32_t *verts;
     unsigned *needs;
     uint8_t *excl;
-    uint32_t n, cap;
+    char **label;            /* per vertex, its label when emitted (NULL: none) */
+    uint32_t n, cap, lcap;
     uint32_t *esrc, *etgt;
     uint32_t ne, ecap;
     int oom;
@@ -176,7 +177,10 @@ typedef struct memit {
  * earlier rv1 emissions without R_lite left in Fluxion's writer (they open
  * the next rv1 graph), kept by the caller across matches. */
 char *mw_write(const mgraph *g, const memit *e, int format, int64_t starttime, int64_t expiration, memit *pending);
+/* frees what a memit holds (and empties it) */
 void mw_pending_free(memit *pending);
+/* gives emitted vertex i a label (copied); -1 when out of memory */
+int mw_label(memit *e, uint32_t i, const char *label);
 /* The whole graph as a JGF document (compact), e.g. to hand it to Fluxion. */
 char *mw_graph_jgf(const mgraph *g);
 /* libstdc++'s std::sort of (key, index) pairs compared by key alone, so that
