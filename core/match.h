@@ -139,19 +139,24 @@ typedef struct mresult {
     char *R;                 /* the matched resources in the matcher's format ("" none) */
     char *info;              /* the INFO block */
     char *text;              /* R + info: resource-query's -t text of this command */
-    char err[256];           /* error text, "" when none */
+    char *msgs;              /* what resource-query prints on stderr for it ("" none) */
+    char err[256];           /* when the command is an error rather than a verdict
+                              * (its id unused): why, one line; else "" */
 } mresult;
 
-/* Runs one match; js may be NULL when the jobspec failed to parse (then the
- * result is a failed match that does not use an id, as resource-query). */
-void m_run(matcher *m, int op, const mjobspec *js, mresult *r);
+/* Runs one match command on a jobspec's text, as resource-query's `match
+ * OP FILE` does: the jobspec read as Fluxion reads it, Fluxion's traversal,
+ * its job ids, output and error lines. */
+void m_match(matcher *m, int op, const char *text, size_t len, mresult *r);
 void m_result_free(mresult *r);
 int64_t m_next_jobid(const matcher *m);
 /* Undoes every job from jobid on (cancels them) and makes jobid the next id
  * again: a trial match (fits:now) leaves no trace in the job ids. */
 void m_rewind(matcher *m, int64_t jobid);
-/* 0 ok, -1 no such job */
-int m_cancel(matcher *m, int64_t jobid);
+/* 0 ok, -1 no such job.  visits (may be NULL): the vertices the cancel
+ * walk visits and those it finishes, as resource-query's `cancel N stats`
+ * prints them. */
+int m_cancel(matcher *m, int64_t jobid, unsigned visits[2]);
 /* info: state "ALLOCATED" / "RESERVED" / "CANCELED"; -1 when unknown */
 int m_info(const matcher *m, int64_t jobid, const char **state, int64_t *at, bool *reserved);
 
