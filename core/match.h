@@ -16,6 +16,9 @@ typedef struct mg_vertex {
     int32_t parent;          /* -1 for the root */
     uint32_t child0, nchild; /* range of mgraph.children */
     uint32_t back0, nback;   /* range of mgraph.backs: its other out-edges' targets */
+    uint32_t fin_src;        /* the source of its first containment in-edge in JGF order */
+    uint32_t fin_edge;       /* that edge in mgraph.children, or UINT32_MAX: a reverse edge
+                              * (fin_src UINT32_MAX: none) */
     uint32_t name, basename, path, unit;
     uint32_t prop0, nprop;   /* range of mgraph.props (key, value pairs) */
     uint32_t jgf_id;         /* the JGF node "id" */

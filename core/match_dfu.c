@@ -653,7 +653,9 @@ struct matcher {
     mgraph *g;
     vstate *st;
     estate *es;              /* per edge */
-    uint32_t *inedge;        /* per vertex: the edge from its first parent (ROOT_EDGE: none) */
+    uint32_t *esrc;          /* per edge: its source vertex */
+    uint64_t *fin_seq;       /* per vertex, made when first needed: the match that marked
+                              * the reverse edge that is its first in-edge */
     uint64_t epoch;          /* of the colors of the current traversal */
     /* policy */
     bool high, node_centric, node_exclusive, stop_on_1;
@@ -683,6 +685,8 @@ struct matcher {
     bool root_excl;
     uint64_t root_seq;
     unsigned preorder;
+    unsigned trav_level;     /* Fluxion's m_trav_level: the update walk's depth, which
+                              * a failed planner span leaves one deeper (upd_dfv) */
     /* What Fluxion's traverser leaves for resource-query to read after a
      * match: errno as its C code sets it (before a command, ENOTTY: what
      * resource-query's readline leaves when stdin is not a terminal) and
@@ -700,7 +704,6 @@ struct matcher {
     int64_t *tot;
     int32_t cluster_type, storage_node_type;
     int64_t *dfv;            /* the request's aggregate (prime_jobspec) */
-    bool has_dfv;
     bool labels;             /* a request other than a slot has a label */
     /* what a leaf of one type under one request list is (dom_dfv): the
      * siblings of a node's leaves are mostly of its type */
@@ -924,27 +927,23 @@ matcher *m_new(mgraph *g, const char *policy, int format, char *err, size_t errl
     uint32_t nedges = 0;
     for (uint32_t v = 0; v < g->nv; v++) nedges += g->v[v].nchild;
     m->es = calloc(nedges ? nedges : 1, sizeof *m->es);
-    m->inedge = malloc((g->nv ? g->nv : 1) * sizeof *m->inedge);
-    if (!m->es || !m->inedge) {
+    m->esrc = malloc((nedges ? nedges : 1) * sizeof *m->esrc);
+    if (!m->es || !m->esrc) {
         free(m->es);
-        free(m->inedge);
+        free(m->esrc);
         free(m->st);
         free(m);
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
     for (uint32_t e = 0; e < nedges; e++) m->es[e].weight = UINT64_MAX; /* untouched edges first */
-    for (uint32_t v = 0; v < g->nv; v++) m->inedge[v] = ROOT_EDGE;
     for (uint32_t v = 0; v < g->nv; v++)
-        for (uint32_t k = 0; k < g->v[v].nchild; k++) {
-            uint32_t c = g->children[g->v[v].child0 + k];
-            if (m->inedge[c] == ROOT_EDGE && g->v[c].parent == (int32_t)v) m->inedge[c] = g->v[v].child0 + k;
-        }
+        for (uint32_t k = 0; k < g->v[v].nchild; k++) m->esrc[g->v[v].child0 + k] = v;
     m->nknown = g->ntypes;
     m->known = calloc((size_t)g->ntypes + 1, 1);
     if (!m->known) {
         free(m->es);
-        free(m->inedge);
+        free(m->esrc);
         free(m->st);
         free(m);
         snprintf(err, errlen, "out of memory");
@@ -970,7 +969,8 @@ void m_free(matcher *m)
     }
     free(m->st);
     free(m->es);
-    free(m->inedge);
+    free(m->esrc);
+    free(m->fin_seq);
     for (size_t i = 0; i < m->njobs; i++) free(m->jobs[i].verts);
     free(m->jobs);
     free(m->xtypes);
@@ -1473,6 +1473,33 @@ static void mark_edge(matcher *m, uint32_t edge, unsigned needs, unsigned excl)
     m->es[edge].excl = (uint8_t)(excl != 0);
 }
 
+/* Fluxion's enforce with enforce_unconstrained (at the root): from each
+ * chosen edge, up by each vertex's first in-edge (find_parent_edge) until
+ * one already marked, marking those that lead to a vertex of a type the
+ * request did not constrain.  The first in-edge may be a child's reverse
+ * edge (the root's, in a JGF that lists every edge both ways): the walk
+ * then goes down to that child and up again, and marks the edge to it,
+ * which the update walk follows. */
+static void mark_up(matcher *m, scoring *dfu, uint32_t edge)
+{
+    uint32_t v = m->esrc[edge];
+    for (uint32_t guard = 0; guard <= m->g->nv; guard++) {
+        const mg_vertex *x = &m->g->v[v];
+        if (x->fin_src == UINT32_MAX) break;
+        bool reverse = x->fin_edge == UINT32_MAX;
+        if (reverse ? m->fin_seq && m->fin_seq[v] == m->seq : m->es[x->fin_edge].seq == m->seq) break;
+        uint32_t tgt = v;
+        v = x->fin_src;
+        evals *te = sc_find(dfu, x->type);
+        if (!(te && te->best_k == 0)) continue; /* constrained */
+        if (!reverse) {
+            mark_edge(m, x->fin_edge, (unsigned)x->size, 0);
+        } else if (m->fin_seq || (m->fin_seq = calloc((size_t)m->g->nv, sizeof *m->fin_seq))) {
+            m->fin_seq[tgt] = m->seq;
+        }
+    }
+}
+
 static void enforce(matcher *m, scoring *dfu, bool unconstrained)
 {
     for (int ti = 0; ti < dfu->nt; ti++) {
@@ -1484,18 +1511,7 @@ static void enforce(matcher *m, scoring *dfu, bool unconstrained)
             for (uint32_t j = 0; j < g->nedges; j++) {
                 evedge *ed = &g->edges[j];
                 mark_edge(m, ed->edge, ed->needs, ed->excl);
-                if (!unconstrained || ed->edge == ROOT_EDGE) continue;
-                int32_t v = m->g->v[m->g->children[ed->edge]].parent;
-                while (v >= 0 && m->g->v[v].parent >= 0) {
-                    uint32_t in = m->inedge[v];
-                    if (in != ROOT_EDGE && m->es[in].seq == m->seq) break;
-                    uint32_t tgt = (uint32_t)v;
-                    v = m->g->v[v].parent;
-                    evals *te = sc_find(dfu, m->g->v[tgt].type);
-                    bool constrained = !(te && te->best_k == 0);
-                    if (constrained) continue;
-                    mark_edge(m, m->inedge[tgt], (unsigned)m->g->v[tgt].size, 0);
-                }
+                if (unconstrained && ed->edge != ROOT_EDGE) mark_up(m, dfu, ed->edge);
             }
         }
     }
@@ -2018,13 +2034,13 @@ static void update_weight(matcher *m, uint32_t edge)
 /* Fluxion's upd_dfv: follows the marked edges, allocates and emits in
  * post-order.  acc: the parent's tally of the pruning types this subtree
  * holds (accum_to_parent; acc_set: any entry), for the filters' spans. */
-static int upd_dfv(matcher *m, job *j, emit *out, uint32_t u, unsigned needs, bool excl, bool shadow, int level,
-                   int64_t *acc, bool *acc_set)
+static int upd_dfv(matcher *m, job *j, emit *out, uint32_t u, unsigned needs, bool excl, bool shadow, int64_t *acc,
+                   bool *acc_set)
 {
     const mg_vertex *x = &m->g->v[u];
     bool mod = shadow || is_xtype(m, x->type);
     excl = excl || mod;
-    level++;
+    m->trav_level++;
     int n = 0;
     int64_t stack_dfu[8], *dfu = m->npt <= 8 ? stack_dfu : calloc((size_t)m->npt, sizeof *dfu);
     bool dfu_set = false;
@@ -2041,7 +2057,7 @@ static int upd_dfv(matcher *m, job *j, emit *out, uint32_t u, unsigned needs, bo
         if (es->seq != m->seq && !mod) continue;
         bool cx = (es->seq == m->seq && es->excl) || mod;
         unsigned cn = mod ? (unsigned)m->g->v[c].size : es->needs;
-        int sub = upd_dfv(m, j, out, c, cn, cx, mod, level, dfu, &dfu_set);
+        int sub = upd_dfv(m, j, out, c, cn, cx, mod, dfu, &dfu_set);
         if (sub > 0) {
             n += sub;
             if (m->format != MFMT_SIMPLE) emit_edge(out, u, c);
@@ -2050,6 +2066,17 @@ static int upd_dfv(matcher *m, job *j, emit *out, uint32_t u, unsigned needs, bo
     }
     m->st[u].color = 2 * m->epoch + 1;
     if (excl) n++;
+    if (n > 0 && j && excl && plan_avail(m, u, m->at, m->duration) < needs) {
+        /* Fluxion's upd_plan: a vertex taken whole that cannot hold what
+         * is asked (a child of a vertex of an exclusive type, held by
+         * another job) fails its planner span.  It counts, is neither held
+         * nor printed, and the traversal's level is not given back: every
+         * vertex printed after it, in this match and the next ones, is
+         * printed one level deeper. */
+        mbuf_printf(&m->fx_msg, "upd_plan: planner_add_span returned -1.\n%s\n", strerror(EINVAL));
+        m->fx_errno = EINVAL;
+        goto out;
+    }
     if (n > 0) {
         if (j) {
             if (excl && add_span(m, u, j->id, m->at, m->duration, needs,
@@ -2070,11 +2097,13 @@ static int upd_dfv(matcher *m, job *j, emit *out, uint32_t u, unsigned needs, bo
         for (int i = 0; i < m->npt && dfu_set; i++) acc[i] += dfu[i];
         if (dfu_set) *acc_set = true;
         if (m->format == MFMT_SIMPLE) {
-            for (int i = 0; i < level; i++) mbuf_puts(&out->simple, i ? "---" : "      ---");
+            for (unsigned i = 0; i < m->trav_level; i++) mbuf_puts(&out->simple, i ? "---" : "      ---");
             mbuf_printf(&out->simple, "%s[%u:%s]\n", mg_str(m->g, x->name), needs, excl ? "x" : "s");
         }
         emit_vertex(out, u, needs, excl, m->st[u].label);
     }
+    m->trav_level--;
+out:
     if (dfu != stack_dfu) free(dfu);
     return n;
 }
@@ -2388,7 +2417,7 @@ static int traverse(matcher *m, int op, const mjobspec *js, emit *out)
         goto done;
     }
     memset(m->dfv, 0, (size_t)m->npt * sizeof *m->dfv);
-    m->has_dfv = aggregate(m, R, nR, m->dfv);
+    aggregate(m, R, nR, m->dfv);
     m->constraint = js->constraint;
     /* jobmeta_t::build: a duration of 0 is the graph's; NaN, negative or
      * beyond the graph's is refused -- and then dfu_traverser_t::run
@@ -2478,7 +2507,7 @@ static int traverse(matcher *m, int op, const mjobspec *js, emit *out)
     bool acc_set = false;
     if (acc) {
         memset(acc, 0, (size_t)m->npt * sizeof *acc);
-        upd_dfv(m, j, out, root, m->root_needs, m->root_excl, false, 0, acc, &acc_set);
+        upd_dfv(m, j, out, root, m->root_needs, m->root_excl, false, acc, &acc_set);
         if (acc != stack_acc) free(acc);
     } else {
         out->e.oom = 1;
@@ -2599,12 +2628,14 @@ void m_match(matcher *m, int op, const char *text, size_t len, mresult *r)
 
 /* The walk of Fluxion's cancel (dfu_impl_t::mod_dfv): from the root down
  * through the vertices the job holds, each visited once; one it does not
- * hold is visited and left at once. */
-static void cancel_walk(matcher *m, uint32_t u, const uint8_t *held, unsigned visits[2])
+ * hold is visited and left at once.  held: 1 what the job holds, made 2
+ * where the walk frees it. */
+static void cancel_walk(matcher *m, uint32_t u, uint8_t *held, unsigned visits[2])
 {
     visits[0]++;
     m->st[u].color = 2 * m->epoch;
     if (!held[u]) return;
+    held[u] = 2;
     const mg_vertex *x = &m->g->v[u];
     for (uint32_t k = 0; k < x->nchild; k++) {
         uint32_t c = m->g->children[x->child0 + k];
@@ -2614,11 +2645,13 @@ static void cancel_walk(matcher *m, uint32_t u, const uint8_t *held, unsigned vi
     visits[1]++;
 }
 
-/* Frees what j holds (its spans, at the vertices it touched). */
-static void release(matcher *m, job *j)
+/* Frees what j holds at its vertices for which keep[v] says so (all when
+ * keep is NULL): its spans there. */
+static void release(matcher *m, job *j, const uint8_t *keep)
 {
     size_t w = 3 + (size_t)m->npt;
     for (uint32_t i = 0; i < j->nverts; i++) {
+        if (keep && keep[j->verts[i]] != 2) continue;
         vstate *st = &m->st[j->verts[i]];
         uint32_t k = 0;
         for (uint32_t s = 0; s < st->n; s++)
@@ -2636,28 +2669,32 @@ static void release(matcher *m, job *j)
     j->nverts = j->cap = 0;
 }
 
+/* Fluxion's cancel frees only what its walk reaches: below a vertex the job
+ * should have held but could not (upd_dfv), what it holds stays held. */
 int m_cancel(matcher *m, int64_t jobid, unsigned visits[2])
 {
     job *j = find_job(m, jobid);
     if (!j || j->state == 2) return -1;
-    if (visits) {
-        visits[0] = visits[1] = 0;
-        uint8_t *held = calloc((size_t)m->g->nv + 1, 1);
-        if (held) {
-            for (uint32_t i = 0; i < j->nverts; i++) held[j->verts[i]] = 1;
-            m->epoch++;
-            cancel_walk(m, (uint32_t)m->g->root, held, visits);
-            free(held);
-        }
+    unsigned v[2] = {0, 0};
+    uint8_t *held = calloc((size_t)m->g->nv + 1, 1);
+    if (held) {
+        for (uint32_t i = 0; i < j->nverts; i++) held[j->verts[i]] = 1;
+        m->epoch++;
+        cancel_walk(m, (uint32_t)m->g->root, held, v);
     }
-    release(m, j);
+    release(m, j, held);
+    free(held);
+    if (visits) {
+        visits[0] = v[0];
+        visits[1] = v[1];
+    }
     return 0;
 }
 
 void m_rewind(matcher *m, int64_t jobid)
 {
     for (size_t i = 0; i < m->njobs; i++)
-        if (m->jobs[i].id >= jobid && m->jobs[i].state != 2) release(m, &m->jobs[i]);
+        if (m->jobs[i].id >= jobid && m->jobs[i].state != 2) release(m, &m->jobs[i], NULL);
     /* forget them: a rewound id is used again */
     size_t k = 0;
     for (size_t i = 0; i < m->njobs; i++)

@@ -955,6 +955,28 @@ static int link_edges(mgraph *g, jedge *edges, size_t nedges, char *err, size_t 
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    /* Fluxion walks up from a vertex by its first containment in-edge in
+     * JGF order (find_parent_edge): the edge from its parent, usually; for
+     * a vertex whose children's reverse edges come first (the root, in a
+     * JGF that lists every edge both ways), a child's reverse edge.
+     * fin_edge is that edge's index in children once laid out. */
+    size_t *first = malloc(((size_t)g->nv + 1) * sizeof *first);
+    if (!first) {
+        free(cnt);
+        free(bcnt);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (uint32_t v = 0; v < g->nv; v++) {
+        g->v[v].fin_src = g->v[v].fin_edge = UINT32_MAX;
+        first[v] = SIZE_MAX;
+    }
+    for (size_t i = 0; i < nedges; i++) {
+        mg_vertex *t = &g->v[edges[i].tgt];
+        if (edges[i].other || t->fin_src != UINT32_MAX) continue;
+        t->fin_src = edges[i].src;
+        first[edges[i].tgt] = i;
+    }
     for (size_t i = 0; i < nedges; i++) {
         uint32_t a = edges[i].src, b = edges[i].tgt;
         if (edges[i].back || edges[i].other || path_ancestor(g, b, a)) {
@@ -971,6 +993,7 @@ static int link_edges(mgraph *g, jedge *edges, size_t nedges, char *err, size_t 
     if (!g->backs) {
         free(cnt);
         free(bcnt);
+        free(first);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -997,6 +1020,7 @@ static int link_edges(mgraph *g, jedge *edges, size_t nedges, char *err, size_t 
     g->children = malloc((kept ? kept : 1) * sizeof *g->children);
     if (!g->children) {
         free(cnt);
+        free(first);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -1007,11 +1031,13 @@ static int link_edges(mgraph *g, jedge *edges, size_t nedges, char *err, size_t 
         off += cnt[v];
     }
     for (size_t i = 0; i < nedges; i++) {
-        if (edges[i].src == (uint32_t)-1) continue;
+        if (edges[i].src == (uint32_t)-1) continue; /* a reverse edge: fin_edge stays UINT32_MAX */
         mg_vertex *x = &g->v[edges[i].src];
+        if (first[edges[i].tgt] == i) g->v[edges[i].tgt].fin_edge = x->child0 + x->nchild;
         g->children[x->child0 + x->nchild++] = edges[i].tgt;
     }
     free(cnt);
+    free(first);
     /* the root: a containment path with exactly one '/', else the first
      * vertex without a parent */
     g->root = -1;

@@ -38,9 +38,17 @@ describe("match policies", function()
     { "lonode", "---------core0[1:x] ------node0[1:s] ---small0[1:s]" },
     { "lonodex", "---------core0[1:x] ---------core1[1:x] ---------core2[1:x] ---------core3[1:x] " ..
                  "---------memory0[4:x] ---------memory1[4:x] ------node0[1:x] ---small0[1:s]" },
+    -- small.json lists every edge both ways and its nodes hang from the
+    -- root: walking up from node1, Fluxion's enforce takes the root's first
+    -- in-edge, node0's reverse edge, and marks the edge to node0, which a
+    -- node-exclusive update then takes whole too
     { "hinodex", "---------core0[1:x] ---------core1[1:x] ---------core2[1:x] ---------core3[1:x] " ..
+                 "---------memory0[4:x] ---------memory1[4:x] ------node0[1:x] " ..
+                 "---------core0[1:x] ---------core1[1:x] ---------core2[1:x] ---------core3[1:x] " ..
                  "---------memory0[4:x] ---------memory1[4:x] ---------gpu0[1:x] ------node1[1:x] ---small0[1:s]" },
     { "firstnodex", "---------core0[1:x] ---------core1[1:x] ---------core2[1:x] ---------core3[1:x] " ..
+                    "---------memory0[4:x] ---------memory1[4:x] ------node0[1:x] " ..
+                    "---------core0[1:x] ---------core1[1:x] ---------core2[1:x] ---------core3[1:x] " ..
                     "---------memory0[4:x] ---------memory1[4:x] ---------gpu0[1:x] ------node1[1:x] ---small0[1:s]" },
     { "policy=low node_centric=true", "---------core0[1:x] ------node0[1:s] ---small0[1:s]" },
   }
