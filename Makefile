@@ -55,7 +55,7 @@ CORE_OBJ := $(CORE_SRC:core/%.c=$(B)/obj/%.o)
 GEN_OBJ  := $(B)/obj/gen_modules.o $(B)/obj/gen_embed.o
 LUA_SRC  := $(shell find lua policies providers -name '*.lua' 2>/dev/null | LC_ALL=C sort)
 
-.PHONY: all deps deps-test deps-fuzz test-assets test demo check check-asan check-valgrind install uninstall clean bench fuzz fuzz-build
+.PHONY: all deps deps-test deps-fuzz test-assets test demo check check-asan check-valgrind install uninstall clean bench fuzz fuzz-build fluxion-diff
 all: bin/fluence bin/kubectl-fluence $(B)/lib/fluence.so
 
 # Every C file that defines luaopen_fluence_NAME becomes the module fluence.NAME:
@@ -125,6 +125,31 @@ check-asan:
 	  sh spec/run
 check-valgrind: all
 	@FLUENCE_VALGRIND=1 sh spec/run
+
+# The matcher against Fluxion itself (../shared/fluxion, or
+# FLUENCE_RESOURCE_QUERY and FLUENCE_FLUXION_LIB): thousands of random
+# command streams (fuzz/differential.lua) through the built-in matcher, a
+# fifth of them through Fluxion's library, and every stream that ever
+# differed (spec/fixtures/match-regressions/seeds.txt).  `make test` runs a
+# few hundred.  Differing streams are kept under build/differential/SEED.
+FLUXION_DIFF_SEED  ?= 100000
+FLUXION_DIFF_CASES ?= 5000
+FLUXION_RQ  = $(or $(FLUENCE_RESOURCE_QUERY),$(abspath $(wildcard ../shared/fluxion/bin/resource-query)))
+FLUXION_LIB = $(or $(FLUENCE_FLUXION_LIB),$(abspath $(wildcard ../shared/fluxion/lib/libreapi_cli.so)))
+fluxion-diff: deps-test
+	@sh tools/fluxion-deps.sh
+	@$(MAKE) --no-print-directory WERROR=1 all
+	@if [ -z "$(FLUXION_RQ)" ]; then echo "fluxion-diff: skipped: no resource-query (../shared/fluxion or FLUENCE_RESOURCE_QUERY)"; exit 0; fi; \
+	mkdir -p build; rc=0; \
+	run() { log=$$1; shift; env FLUENCE_RESOURCE_QUERY=$(FLUXION_RQ) "$$@" > build/$$log.log 2>&1 || rc=1; \
+	        grep -E '^(FAIL|CHANGED)' build/$$log.log | head -n 20; tail -n 1 build/$$log.log; }; \
+	run fluxion-diff $(LUA) fuzz/differential.lua $(FLUXION_DIFF_SEED) $(FLUXION_DIFF_CASES); \
+	if [ -n "$(FLUXION_LIB)" ]; then \
+	  run fluxion-diff-lib env FLUENCE_FLUXION_LIB=$(FLUXION_LIB) \
+	    $(LUA) fuzz/differential.lua $(FLUXION_DIFF_SEED) $$(( $(FLUXION_DIFF_CASES) / 5 )); \
+	else echo "fluxion-diff: no libreapi_cli.so: the library's share skipped"; fi; \
+	run fluxion-diff-kept $(LUA) fuzz/differential.lua --seeds spec/fixtures/match-regressions/seeds.txt; \
+	exit $$rc
 
 # Benchmarks: whole-process medians and peak RSS, each against its floor
 # measured in the same run (bench/floor.c: libyaml's and jansson's bare

@@ -15,6 +15,10 @@ typedef struct mg_vertex {
     int32_t type;            /* index into mgraph.types */
     int32_t parent;          /* -1 for the root */
     uint32_t child0, nchild; /* range of mgraph.children */
+    uint32_t back0, nback;   /* range of mgraph.backs: its other out-edges' targets */
+    uint32_t fin_src;        /* the source of its first containment in-edge in JGF order */
+    uint32_t fin_edge;       /* that edge in mgraph.children, or UINT32_MAX: a reverse edge
+                              * (fin_src UINT32_MAX: none) */
     uint32_t name, basename, path, unit;
     uint32_t prop0, nprop;   /* range of mgraph.props (key, value pairs) */
     uint32_t jgf_id;         /* the JGF node "id" */
@@ -27,6 +31,8 @@ typedef struct mgraph {
     mg_vertex *v;
     uint32_t nv, cap;
     uint32_t *children;
+    uint32_t *backs;         /* targets of out-edges that are not containment
+                              * children (to a parent, another subsystem, a loop) */
     uint32_t *props;         /* 2 * nprops string offsets */
     uint32_t nprops, propcap;
     char *str;               /* string pool */
@@ -102,7 +108,13 @@ typedef struct mjobspec {
 
 /* Parses and validates YAML or JSON.  NULL + message "NAME: path: problem". */
 mjobspec *mj_parse(const char *text, size_t len, const char *name, char *err, size_t errlen);
+/* Reads a jobspec as Fluxion v0.54 does (match_jobspec_fluxion.c), for
+ * answers such as resource-query's: known(kctx, type) tells the resource
+ * types Fluxion knows.  NULL + Fluxion's message. */
+mjobspec *mj_parse_fluxion(const char *text, size_t len, bool (*known)(void *, const char *), void *kctx, char *err,
+                           size_t errlen);
 void mj_free(mjobspec *js);
+void mj_cons_free(mj_cons *k); /* a constraint tree and its root */
 
 /* ---------------------------------------------------------------- matcher */
 
@@ -130,19 +142,24 @@ typedef struct mresult {
     char *R;                 /* the matched resources in the matcher's format ("" none) */
     char *info;              /* the INFO block */
     char *text;              /* R + info: resource-query's -t text of this command */
-    char err[256];           /* error text, "" when none */
+    char *msgs;              /* what resource-query prints on stderr for it ("" none) */
+    char err[256];           /* when the command is an error rather than a verdict
+                              * (its id unused): why, one line; else "" */
 } mresult;
 
-/* Runs one match; js may be NULL when the jobspec failed to parse (then the
- * result is a failed match that does not use an id, as resource-query). */
-void m_run(matcher *m, int op, const mjobspec *js, mresult *r);
+/* Runs one match command on a jobspec's text, as resource-query's `match
+ * OP FILE` does: the jobspec read as Fluxion reads it, Fluxion's traversal,
+ * its job ids, output and error lines. */
+void m_match(matcher *m, int op, const char *text, size_t len, mresult *r);
 void m_result_free(mresult *r);
 int64_t m_next_jobid(const matcher *m);
 /* Undoes every job from jobid on (cancels them) and makes jobid the next id
  * again: a trial match (fits:now) leaves no trace in the job ids. */
 void m_rewind(matcher *m, int64_t jobid);
-/* 0 ok, -1 no such job */
-int m_cancel(matcher *m, int64_t jobid);
+/* 0 ok, -1 no such job.  visits (may be NULL): the vertices the cancel
+ * walk visits and those it finishes, as resource-query's `cancel N stats`
+ * prints them. */
+int m_cancel(matcher *m, int64_t jobid, unsigned visits[2]);
 /* info: state "ALLOCATED" / "RESERVED" / "CANCELED"; -1 when unknown */
 int m_info(const matcher *m, int64_t jobid, const char **state, int64_t *at, bool *reserved);
 
@@ -156,7 +173,8 @@ typedef struct memit {
     uint32_t *verts;
     unsigned *needs;
     uint8_t *excl;
-    uint32_t n, cap;
+    char **label;            /* per vertex, its label when emitted (NULL: none) */
+    uint32_t n, cap, lcap;
     uint32_t *esrc, *etgt;
     uint32_t ne, ecap;
     int oom;
@@ -167,7 +185,10 @@ typedef struct memit {
  * earlier rv1 emissions without R_lite left in Fluxion's writer (they open
  * the next rv1 graph), kept by the caller across matches. */
 char *mw_write(const mgraph *g, const memit *e, int format, int64_t starttime, int64_t expiration, memit *pending);
+/* frees what a memit holds (and empties it) */
 void mw_pending_free(memit *pending);
+/* gives emitted vertex i a label (copied); -1 when out of memory */
+int mw_label(memit *e, uint32_t i, const char *label);
 /* The whole graph as a JGF document (compact), e.g. to hand it to Fluxion. */
 char *mw_graph_jgf(const mgraph *g);
 /* libstdc++'s std::sort of (key, index) pairs compared by key alone, so that

@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -552,6 +553,10 @@ typedef struct cres {
     const char *label;
     struct cres *with;
     int nwith;
+    /* Fluxion's user_data (prime_jobspec): how much of each pruning type
+     * one of this resource holds below it (has_ud: any entry at all) */
+    int64_t *ud;
+    bool has_ud;
 } cres;
 
 static unsigned calc_count(const cres *r, unsigned qc)
@@ -613,6 +618,15 @@ typedef struct vstate {
     span *s;
     uint32_t n, cap;
     uint64_t color;          /* 2 * epoch: gray (being visited), + 1: black (done) */
+    /* the pruning filter's spans here: per job (jobid, start, end) and how
+     * much of each pruning type it holds below (m->npt counts) */
+    int64_t *agg;
+    uint32_t nagg, aggcap;
+    /* Fluxion's ephemeral store: the label of the request a selection of
+     * that sequence number matched here; kept until a later one labels
+     * the vertex again (the writers print it, stale or not) */
+    char *label;
+    uint64_t label_seq;
 } vstate;
 
 /* An edge (an index into mgraph.children: a graph that is a DAG, such as
@@ -628,6 +642,8 @@ typedef struct estate {
 typedef struct job {
     int64_t id;
     int state;               /* 0 allocated, 1 reserved, 2 canceled */
+    bool ghost;              /* its writer failed: it holds what it matched, and
+                              * Fluxion never knew it as a job (info, cancel) */
     int64_t at, duration;
     uint32_t *verts;
     uint32_t nverts, cap;
@@ -637,7 +653,9 @@ struct matcher {
     mgraph *g;
     vstate *st;
     estate *es;              /* per edge */
-    uint32_t *inedge;        /* per vertex: the edge from its first parent (ROOT_EDGE: none) */
+    uint32_t *esrc;          /* per edge: its source vertex */
+    uint64_t *fin_seq;       /* per vertex, made when first needed: the match that marked
+                              * the reverse edge that is its first in-edge */
     uint64_t epoch;          /* of the colors of the current traversal */
     /* policy */
     bool high, node_centric, node_exclusive, stop_on_1;
@@ -666,16 +684,35 @@ struct matcher {
     unsigned root_needs;
     bool root_excl;
     uint64_t root_seq;
-    char errmsg[256];
     unsigned preorder;
+    unsigned trav_level;     /* Fluxion's m_trav_level: the update walk's depth, which
+                              * a failed planner span leaves one deeper (upd_dfv) */
+    /* What Fluxion's traverser leaves for resource-query to read after a
+     * match: errno as its C code sets it (before a command, ENOTTY: what
+     * resource-query's readline leaves when stdin is not a terminal) and
+     * the error text it gathered (printed only when the match fails). */
+    int fx_errno;
+    mbuf fx_msg;
+    /* Fluxion's pruning filter (prime_pruning_filter, ALL:core,ALL:node):
+     * pruning types 0 core, 1 node, then the types of the graph's leaves,
+     * which the cluster counts; per vertex with out-edges, the totals under
+     * it (tot, npt a vertex) */
+    int npt;
+    int32_t *pt;             /* pruning index -> type id */
+    int32_t *pt_of;          /* type id (as of m_new) -> pruning index, -1 */
+    int npt_of;
+    int64_t *tot;
+    int32_t cluster_type, storage_node_type;
+    int64_t *dfv;            /* the request's aggregate (prime_jobspec) */
+    bool labels;             /* a request other than a slot has a label */
     /* what a leaf of one type under one request list is (dom_dfv): the
      * siblings of a node's leaves are mostly of its type */
     struct leafmemo {
         const void *R;
         int nR, sm;
-        int32_t type;
+        int32_t type, back;
         uint64_t seq;
-        bool pristine, excl, valid, x_in, takes_with;
+        bool pristine, excl, valid, x_in, takes_with, labeled, slotty;
     } leaf;
 };
 
@@ -772,6 +809,98 @@ int m_format(const char *name)
     return -1;
 }
 
+/* Fluxion's pruning filter, primed (dfu_impl_t::prime_pruning_filter with
+ * ALL:core,ALL:node): a depth-first walk from the root, each vertex once,
+ * children in edge order.  A leaf (no out-edges at all) of a type not yet
+ * counted makes that type counted, by the cluster, from then on; every
+ * vertex with out-edges gets the totals of the counted types under it,
+ * each passed up as the unsigned int Fluxion passes.  Two walks: the
+ * first finds when each leaf type starts to count, the second counts. */
+typedef struct primer {
+    matcher *m;
+    uint8_t *seen;
+    uint32_t step;
+    uint32_t *since;         /* per pruning index: the step it counts from */
+} primer;
+
+static int prime_types(primer *p, uint32_t u)
+{
+    matcher *m = p->m;
+    const mg_vertex *x = &m->g->v[u];
+    p->seen[u] = 1;
+    p->step++;
+    if (x->nchild + x->nback == 0) {
+        if (m->pt_of[x->type] < 0) {
+            int32_t *t = realloc(m->pt, (size_t)(m->npt + 1) * sizeof *t);
+            uint32_t *since = realloc(p->since, (size_t)(m->npt + 1) * sizeof *since);
+            if (t) m->pt = t;
+            if (since) p->since = since;
+            if (!t || !since) return -1;
+            m->pt[m->npt] = x->type;
+            p->since[m->npt] = p->step;
+            m->pt_of[x->type] = m->npt++;
+        }
+        return 0;
+    }
+    for (uint32_t k = 0; k < x->nchild; k++) {
+        uint32_t c = m->g->children[x->child0 + k];
+        if (!p->seen[c] && prime_types(p, c) < 0) return -1;
+    }
+    return 0;
+}
+
+static void prime_counts(primer *p, uint32_t u, int64_t *up)
+{
+    matcher *m = p->m;
+    const mg_vertex *x = &m->g->v[u];
+    p->seen[u] = 1;
+    p->step++;
+    int i = m->pt_of[x->type];
+    if (i >= 0 && p->step >= p->since[i]) up[i] += (int64_t)(uint32_t)x->size;
+    if (x->nchild + x->nback == 0) return;
+    int64_t *mine = &m->tot[(size_t)u * (size_t)m->npt];
+    for (uint32_t k = 0; k < x->nchild; k++) {
+        uint32_t c = m->g->children[x->child0 + k];
+        if (!p->seen[c]) prime_counts(p, c, mine);
+    }
+    for (int j = 0; j < m->npt; j++) up[j] += (int64_t)(uint32_t)mine[j];
+}
+
+static int prime(matcher *m)
+{
+    mgraph *g = m->g;
+    /* cores and nodes count everywhere (Fluxion has the types built in) */
+    if (mg_type_id(g, "core", true) < 0 || mg_type_id(g, "node", true) < 0) return -1;
+    m->cluster_type = mg_type_id(g, "cluster", false);
+    m->storage_node_type = mg_type_id(g, "storage_node", false);
+    m->npt_of = g->ntypes;
+    m->pt_of = malloc((size_t)g->ntypes * sizeof *m->pt_of);
+    m->pt = malloc(2 * sizeof *m->pt);
+    primer p = {m, calloc((size_t)g->nv + 1, 1), 0, calloc(2, sizeof *p.since)};
+    int rc = -1;
+    if (!m->pt_of || !m->pt || !p.seen || !p.since) goto out;
+    for (int t = 0; t < g->ntypes; t++) m->pt_of[t] = -1;
+    m->pt[0] = g->core_type;
+    m->pt[1] = g->node_type;
+    m->pt_of[g->core_type] = 0;
+    m->pt_of[g->node_type] = 1;
+    m->npt = 2;
+    if (prime_types(&p, (uint32_t)g->root) < 0) goto out;
+    if (!(m->tot = calloc((size_t)g->nv * (size_t)m->npt + 1, sizeof *m->tot))) goto out;
+    if (!(m->dfv = calloc((size_t)m->npt, sizeof *m->dfv))) goto out;
+    memset(p.seen, 0, (size_t)g->nv + 1);
+    p.step = 0;
+    int64_t *above = calloc((size_t)m->npt, sizeof *above);
+    if (!above) goto out;
+    prime_counts(&p, (uint32_t)g->root, above);
+    free(above);
+    rc = 0;
+out:
+    free(p.seen);
+    free(p.since);
+    return rc;
+}
+
 matcher *m_new(mgraph *g, const char *policy, int format, char *err, size_t errlen)
 {
     if (format < MFMT_SIMPLE || format > MFMT_JGF) {
@@ -798,27 +927,23 @@ matcher *m_new(mgraph *g, const char *policy, int format, char *err, size_t errl
     uint32_t nedges = 0;
     for (uint32_t v = 0; v < g->nv; v++) nedges += g->v[v].nchild;
     m->es = calloc(nedges ? nedges : 1, sizeof *m->es);
-    m->inedge = malloc((g->nv ? g->nv : 1) * sizeof *m->inedge);
-    if (!m->es || !m->inedge) {
+    m->esrc = malloc((nedges ? nedges : 1) * sizeof *m->esrc);
+    if (!m->es || !m->esrc) {
         free(m->es);
-        free(m->inedge);
+        free(m->esrc);
         free(m->st);
         free(m);
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
     for (uint32_t e = 0; e < nedges; e++) m->es[e].weight = UINT64_MAX; /* untouched edges first */
-    for (uint32_t v = 0; v < g->nv; v++) m->inedge[v] = ROOT_EDGE;
     for (uint32_t v = 0; v < g->nv; v++)
-        for (uint32_t k = 0; k < g->v[v].nchild; k++) {
-            uint32_t c = g->children[g->v[v].child0 + k];
-            if (m->inedge[c] == ROOT_EDGE && g->v[c].parent == (int32_t)v) m->inedge[c] = g->v[v].child0 + k;
-        }
+        for (uint32_t k = 0; k < g->v[v].nchild; k++) m->esrc[g->v[v].child0 + k] = v;
     m->nknown = g->ntypes;
     m->known = calloc((size_t)g->ntypes + 1, 1);
     if (!m->known) {
         free(m->es);
-        free(m->inedge);
+        free(m->esrc);
         free(m->st);
         free(m);
         snprintf(err, errlen, "out of memory");
@@ -826,20 +951,35 @@ matcher *m_new(mgraph *g, const char *policy, int format, char *err, size_t errl
     }
     for (uint32_t v = 0; v < g->nv; v++) m->known[g->v[v].type] = 1;
     m->counter = 1;
+    if (prime(m) < 0) {
+        m_free(m);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
     return m;
 }
 
 void m_free(matcher *m)
 {
     if (!m) return;
-    for (uint32_t v = 0; v < m->g->nv; v++) free(m->st[v].s);
+    for (uint32_t v = 0; v < m->g->nv; v++) {
+        free(m->st[v].s);
+        free(m->st[v].agg);
+        free(m->st[v].label);
+    }
     free(m->st);
     free(m->es);
-    free(m->inedge);
+    free(m->esrc);
+    free(m->fin_seq);
     for (size_t i = 0; i < m->njobs; i++) free(m->jobs[i].verts);
     free(m->jobs);
     free(m->xtypes);
     free(m->known);
+    free(m->pt);
+    free(m->pt_of);
+    free(m->tot);
+    free(m->dfv);
+    free(m->fx_msg.d);
     mw_pending_free(&m->pending);
     arena_free(&m->arena);
     free(m->scratch);
@@ -1025,38 +1165,126 @@ static bool is_xtype(const matcher *m, int32_t t)
     return false;
 }
 
-/* avail: u's available amount, as plan_avail gives it (for the caller, which
- * needs it again for a leaf) */
+/* A failure that Fluxion reports with errno EBUSY (a vertex pruned, a
+ * request unmet here): what is left of errno decides, when a match later
+ * fails without setting it, whether resource-query counts it a plain
+ * failure. */
+static int busy(matcher *m)
+{
+    m->fx_errno = EBUSY;
+    return -1;
+}
+
+/* Is pruning index i one of the types u's filter counts?  Every vertex
+ * counts cores and nodes (but not its own type); a cluster also counts
+ * the types of the graph's leaves (Fluxion's get_my_pruning_types). */
+static bool pt_counted(const matcher *m, int32_t type, int i)
+{
+    if (i >= 2) return type == m->cluster_type;
+    return m->pt[i] != type;
+}
+
+typedef struct aevent {
+    int64_t t, c;            /* at time t, c more (a start) or less (an end) */
+} aevent;
+
+static int cmp_aevent(const void *a, const void *b)
+{
+    const aevent *x = a, *y = b;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    return (x->c > 0) - (y->c > 0); /* at one time, ends first: they are exclusive */
+}
+
+/* The most of pruning index i the jobs hold under u at any time in
+ * [at, at + d) (the filter's spans there): a sweep over the spans in the
+ * window, or, for a few, their pairs. */
+static int64_t agg_peak(const matcher *m, uint32_t u, int i, int64_t at, int64_t d)
+{
+    const vstate *st = &m->st[u];
+    size_t w = 3 + (size_t)m->npt;
+    int64_t peak = 0;
+    if (st->nagg <= 16) {
+        for (uint32_t a = 0; a < st->nagg; a++) {
+            const int64_t *ra = &st->agg[a * w];
+            if (!(ra[1] < at + d && at < ra[2])) continue;
+            int64_t p = ra[1] > at ? ra[1] : at, use = 0;
+            for (uint32_t b = 0; b < st->nagg; b++) {
+                const int64_t *rb = &st->agg[b * w];
+                if (rb[1] <= p && p < rb[2]) use += rb[3 + i];
+            }
+            if (use > peak) peak = use;
+        }
+        return peak;
+    }
+    aevent *ev = malloc(2 * (size_t)st->nagg * sizeof *ev);
+    if (!ev) return INT64_MAX; /* no room known: none */
+    size_t n = 0;
+    for (uint32_t a = 0; a < st->nagg; a++) {
+        const int64_t *r = &st->agg[a * w];
+        if (!(r[1] < at + d && at < r[2]) || !r[3 + i]) continue;
+        ev[n++] = (aevent){r[1] > at ? r[1] : at, r[3 + i]};
+        ev[n++] = (aevent){r[2], -r[3 + i]};
+    }
+    qsort(ev, n, sizeof *ev, cmp_aevent);
+    int64_t use = 0;
+    for (size_t k = 0; k < n; k++) {
+        use += ev[k].c;
+        if (ev[k].c > 0 && use > peak) peak = use;
+    }
+    free(ev);
+    return peak;
+}
+
+/* Fluxion's by_subplan: room under u, during the match's window, for what
+ * one r holds below it (nothing to check for most: leaves, requests with
+ * no cores or nodes below).  A vertex without out-edges has no filter. */
+static __attribute__((noinline)) bool subplan_room(const matcher *m, uint32_t u, const cres *r)
+{
+    const mg_vertex *x = &m->g->v[u];
+    if (x->nchild + x->nback == 0) return true;
+    const int64_t *tot = &m->tot[(size_t)u * (size_t)m->npt];
+    for (int i = 0; i < m->npt; i++)
+        if (pt_counted(m, x->type, i) && r->ud[i] > tot[i]) return false;
+    for (int i = 0; i < m->npt && m->st[u].nagg; i++)
+        if (pt_counted(m, x->type, i) && r->ud[i] > 0 &&
+            agg_peak(m, u, i, m->at, m->duration) > tot[i] - r->ud[i])
+            return false;
+    return true;
+}
+
+/* Fluxion's prune, in its order: status, constraint (nodes and storage
+ * nodes), availability, then for each request naming u's type (by_excl)
+ * or a slot, the subtree filter (by_subplan).  avail: u's available
+ * amount, as plan_avail gives it (for the caller, which needs it again for
+ * a leaf). */
 static int prune(matcher *m, bool x_in, uint32_t u, const cres *R, int nR, int64_t *avail)
 {
     const mg_vertex *x = &m->g->v[u];
-    if (m->alloc_type != AT_SAT && x->status != 0) return -1;
-    if (m->constraint && x->type == m->g->node_type && !cons_match(m, m->constraint, u)) return -1;
-    if (m->st[u].n == 0) {
-        /* never allocated, reserved or held exclusively (most vertices):
-         * all of it is free, and nothing below can be busy */
-        if ((*avail = x->size > 0 ? x->size : 0) == 0) return -1;
-        for (int i = 0; i < nR; i++)
-            if (x->type == R[i].type && !R[i].slot && x_in && R[i].excl == MJ_X_FALSE) {
-                snprintf(m->errmsg, sizeof m->errmsg, "by_excl: exclusivity conflicts at jobspec= : vertex=%s",
-                         mg_str(m->g, x->name));
-                return -1;
-            }
-        return 0;
-    }
-    if ((*avail = plan_avail(m, u, m->at, m->duration)) == 0) return -1;
+    if (m->alloc_type != AT_SAT && x->status != 0) return busy(m);
+    if (m->constraint && (x->type == m->g->node_type || x->type == m->storage_node_type) &&
+        !cons_match(m, m->constraint, u))
+        return busy(m);
+    /* never allocated, reserved or held exclusively (most vertices): all
+     * of it is free */
+    bool fresh = m->st[u].n == 0;
+    *avail = fresh ? (x->size > 0 ? x->size : 0) : plan_avail(m, u, m->at, m->duration);
+    if (*avail == 0) return busy(m);
     for (int i = 0; i < nR; i++) {
         const cres *r = &R[i];
-        if (x->type != r->type || r->slot) continue;
-        if (x_in && r->excl == MJ_X_FALSE) {
-            snprintf(m->errmsg, sizeof m->errmsg, "by_excl: exclusivity conflicts at jobspec= : vertex=%s",
-                     mg_str(m->g, x->name));
-            return -1;
+        if (x->type != r->type && !r->slot) continue;
+        if (!r->slot) {
+            if (x_in && r->excl == MJ_X_FALSE) {
+                mbuf_printf(&m->fx_msg, "by_excl: exclusivity conflicts at jobspec=%s : vertex=%s",
+                            r->label ? r->label : "", mg_str(m->g, x->name));
+                m->fx_errno = EINVAL;
+                return -1;
+            }
+            if (!fresh && (x_in || r->excl == MJ_X_TRUE)) {
+                if (m->alloc_type == AT_ALLOC && has_allocation(m, u)) return busy(m);
+                if (x_busy(m, u, m->at, m->duration)) return busy(m);
+            }
         }
-        if (x_in || r->excl == MJ_X_TRUE) {
-            if (m->alloc_type == AT_ALLOC && has_allocation(m, u)) return -1;
-            if (x_busy(m, u, m->at, m->duration)) return -1;
-        }
+        if (r->has_ud && !subplan_room(m, u, r)) return busy(m);
     }
     return 0;
 }
@@ -1088,15 +1316,16 @@ static const cres *test(matcher *m, uint32_t u, const cres *R, int nR, bool *pri
         }
     }
     if (slot_res) {
+        /* every type of the slot among u's out-edges' targets (Fluxion's
+         * slot_match: a reverse edge's parent counts too) */
         bool ok = true;
         const mg_vertex *x = &m->g->v[u];
         for (int j = 0; j < slot_res->nwith && ok; j++) {
             bool found = false;
-            for (uint32_t k = 0; k < x->nchild; k++)
-                if (m->g->v[m->g->children[x->child0 + k]].type == slot_res->with[j].type) {
-                    found = true;
-                    break;
-                }
+            for (uint32_t k = 0; k < x->nchild && !found; k++)
+                found = m->g->v[m->g->children[x->child0 + k]].type == slot_res->with[j].type;
+            for (uint32_t k = 0; k < x->nback && !found; k++)
+                found = m->g->v[m->g->backs[x->back0 + k]].type == slot_res->with[j].type;
             ok = found;
         }
         if (ok) {
@@ -1117,8 +1346,7 @@ static const cres *test(matcher *m, uint32_t u, const cres *R, int nR, bool *pri
     *nnext = nR;
     return R;
 sibling:
-    snprintf(m->errmsg, sizeof m->errmsg, "test: siblings in jobspec request same resource type : %s.",
-             mg_type_name(m->g, t));
+    mbuf_printf(&m->fx_msg, "test: siblings in jobspec request same resource type : %s.\n", mg_type_name(m->g, t));
     *sm = SM_NONE;
     *nnext = nR;
     return R;
@@ -1245,6 +1473,33 @@ static void mark_edge(matcher *m, uint32_t edge, unsigned needs, unsigned excl)
     m->es[edge].excl = (uint8_t)(excl != 0);
 }
 
+/* Fluxion's enforce with enforce_unconstrained (at the root): from each
+ * chosen edge, up by each vertex's first in-edge (find_parent_edge) until
+ * one already marked, marking those that lead to a vertex of a type the
+ * request did not constrain.  The first in-edge may be a child's reverse
+ * edge (the root's, in a JGF that lists every edge both ways): the walk
+ * then goes down to that child and up again, and marks the edge to it,
+ * which the update walk follows. */
+static void mark_up(matcher *m, scoring *dfu, uint32_t edge)
+{
+    uint32_t v = m->esrc[edge];
+    for (uint32_t guard = 0; guard <= m->g->nv; guard++) {
+        const mg_vertex *x = &m->g->v[v];
+        if (x->fin_src == UINT32_MAX) break;
+        bool reverse = x->fin_edge == UINT32_MAX;
+        if (reverse ? m->fin_seq && m->fin_seq[v] == m->seq : m->es[x->fin_edge].seq == m->seq) break;
+        uint32_t tgt = v;
+        v = x->fin_src;
+        evals *te = sc_find(dfu, x->type);
+        if (!(te && te->best_k == 0)) continue; /* constrained */
+        if (!reverse) {
+            mark_edge(m, x->fin_edge, (unsigned)x->size, 0);
+        } else if (m->fin_seq || (m->fin_seq = calloc((size_t)m->g->nv, sizeof *m->fin_seq))) {
+            m->fin_seq[tgt] = m->seq;
+        }
+    }
+}
+
 static void enforce(matcher *m, scoring *dfu, bool unconstrained)
 {
     for (int ti = 0; ti < dfu->nt; ti++) {
@@ -1256,18 +1511,7 @@ static void enforce(matcher *m, scoring *dfu, bool unconstrained)
             for (uint32_t j = 0; j < g->nedges; j++) {
                 evedge *ed = &g->edges[j];
                 mark_edge(m, ed->edge, ed->needs, ed->excl);
-                if (!unconstrained || ed->edge == ROOT_EDGE) continue;
-                int32_t v = m->g->v[m->g->children[ed->edge]].parent;
-                while (v >= 0 && m->g->v[v].parent >= 0) {
-                    uint32_t in = m->inedge[v];
-                    if (in != ROOT_EDGE && m->es[in].seq == m->seq) break;
-                    uint32_t tgt = (uint32_t)v;
-                    v = m->g->v[v].parent;
-                    evals *te = sc_find(dfu, m->g->v[tgt].type);
-                    bool constrained = !(te && te->best_k == 0);
-                    if (constrained) continue;
-                    mark_edge(m, m->inedge[tgt], (unsigned)m->g->v[tgt].size, 0);
-                }
+                if (unconstrained && ed->edge != ROOT_EDGE) mark_up(m, dfu, ed->edge);
             }
         }
     }
@@ -1437,7 +1681,73 @@ static int finish_vtx(matcher *m, uint32_t u, const cres *R, int nR, scoring *df
     }
     if (m->node_centric && x->type == m->g->node_type) m->ml_scores -= m->last_factor;
     dfu->overall = score == MATCH_MET ? score + vertex_score(m, u) : score;
-    return score == MATCH_MET ? 0 : -1;
+    return score == MATCH_MET ? 0 : busy(m);
+}
+
+/* A node's score factor under a node-centric policy (Fluxion's
+ * multilevel_id_t::dom_discover_vtx and calc_factor: (id + 2) * 10000 plus
+ * a tie-breaker from its uniq_id).  A node it cannot score is skipped: an
+ * id below -1 silently, a negative uniq_id with EINVAL, an overflow with
+ * EOVERFLOW. */
+static inline int node_factor(matcher *m, uint32_t u)
+{
+    const mg_vertex *x = &m->g->v[u];
+    if (x->id < -1) return -1;
+    int64_t base = x->id + 1, tie = x->uniq_id;
+    if (tie < 0) {
+        m->fx_errno = EINVAL;
+        return -1;
+    }
+    if (base > INT64_MAX - 1 || base + 1 > INT64_MAX / 10000) {
+        m->fx_errno = EOVERFLOW;
+        return -1;
+    }
+    int64_t mul = (base + 1) * 10000;
+    tie = tie % 10000 - 1;
+    if (tie < 0) tie = -tie;
+    if (mul > INT64_MAX - tie) {
+        m->fx_errno = EOVERFLOW;
+        return -1;
+    }
+    m->last_factor = mul + tie;
+    m->ml_scores += m->last_factor;
+    return 0;
+}
+
+/* A vertex a selection passed: the label of the request of its type goes
+ * into its ephemeral store (Fluxion's dom_dfv, last step), which a later
+ * selection's label replaces.  A second label in one selection fails the
+ * vertex (EEXIST). */
+static int put_label(matcher *m, uint32_t u, const cres *R, int nR)
+{
+    if (!m->labels) return 0;
+    vstate *st = &m->st[u];
+    for (int i = 0; i < nR; i++) {
+        if (R[i].type != m->g->v[u].type || !R[i].label || !*R[i].label) continue;
+        if (st->label_seq < m->seq) {
+            free(st->label);
+            st->label = NULL;
+        }
+        st->label_seq = m->seq;
+        if (st->label) {
+            mbuf_printf(&m->fx_msg, "dom_dfv: inserting label into ephemeral failed.\n%s.\n", strerror(EEXIST));
+            m->fx_errno = EEXIST;
+            return -1;
+        }
+        if (!(st->label = strdup(R[i].label))) {
+            mbuf_printf(&m->fx_msg, "dom_dfv: inserting label into ephemeral failed.\n%s.\n", strerror(ENOMEM));
+            m->fx_errno = ENOMEM;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* What the other out-edges of x lead to, for slot matching: -1 nothing,
+ * a type for one, -2 more */
+static inline int32_t back_type(const matcher *m, const mg_vertex *x)
+{
+    return x->nback == 0 ? -1 : x->nback == 1 ? m->g->v[m->g->backs[x->back0]].type : -2;
 }
 
 /* A leaf (nothing below to choose from): what dom_dfv computes for one,
@@ -1449,8 +1759,13 @@ static int dom_leaf(matcher *m, const cres *R, int nR, uint32_t u, bool pristine
 {
     const mg_vertex *x = &m->g->v[u];
     struct leafmemo *lm = &m->leaf;
-    if (!(lm->valid && lm->R == R && lm->nR == nR && lm->type == x->type && lm->pristine == pristine &&
-          lm->excl == *excl && lm->seq == m->seq)) {
+    /* slot matching looks at the targets of a vertex's other out-edges too
+     * (a reverse edge to its parent): where a slot may match, the memo
+     * holds for one such target */
+    bool hit = lm->valid && lm->R == R && lm->nR == nR && lm->type == x->type && lm->pristine == pristine &&
+               lm->excl == *excl && lm->seq == m->seq;
+    if (hit && lm->slotty) hit = lm->back == back_type(m, x);
+    if (!hit) {
         bool x_in = *excl;
         for (int i = 0; i < nR; i++)
             if (R[i].type == x->type && R[i].excl == MJ_X_TRUE) x_in = true;
@@ -1462,17 +1777,27 @@ static int dom_leaf(matcher *m, const cres *R, int nR, uint32_t u, bool pristine
         bool with = false;
         for (int i = 0; i < nR; i++)
             if (R[i].type == x->type && R[i].nwith > 0) with = true;
-        *lm = (struct leafmemo){R, nR, sm, x->type, m->seq, pristine, *excl, sm != SM_NONE, x_in, with};
+        bool labeled = false, slotty = false;
+        for (int i = 0; i < nR; i++) {
+            if (R[i].type == x->type && R[i].label && *R[i].label) labeled = true;
+            if (R[i].slot) slotty = true;
+            for (int j = 0; j < R[i].nwith; j++) slotty = slotty || R[i].with[j].slot;
+        }
+        int32_t back = slotty ? back_type(m, x) : -1;
+        *lm = (struct leafmemo){R, nR, sm, x->type, back, m->seq, pristine, *excl, sm != SM_NONE && back != -2, x_in,
+                                with, labeled, slotty};
         if (sm == SM_NONE) {
             m->preorder++;
-            return -1;
+            return busy(m);
         }
     }
     m->preorder++;
     int64_t lavail;
     if (prune(m, lm->x_in, u, R, nR, &lavail) < 0) return -1;
     m->st[u].color = 2 * m->epoch + 1; /* gray, then black at once */
-    if (lm->takes_with) return -1;
+    /* a request with children on a leaf: its counts unmet (dom_finish_vtx) */
+    if (lm->takes_with) return busy(m);
+    if (lm->labeled && put_label(m, u, R, nR) < 0) return -1;
     *excl = lm->x_in;
     to_parent->avail = (unsigned)lavail;
     to_parent->overall = MATCH_MET + vertex_score(m, u);
@@ -1495,27 +1820,23 @@ static int dom_dfv(matcher *m, const cres *R, int nR, uint32_t u, bool pristine,
     const char *label = NULL;
     const cres *next = test(m, u, R, nR, &pres, &nslots, &sm, &label, &nnext);
     m->preorder++;
-    if (sm == SM_NONE) return -1;
+    if (sm == SM_NONE) return busy(m);
     int64_t lavail;
     if (prune(m, x_in, u, R, nR, &lavail) < 0) return -1;
+    if (m->node_centric && x->type == m->g->node_type && node_factor(m, u) < 0) return -1;
     m->st[u].color = 2 * m->epoch; /* gray: explored from here on */
     if (x->nchild == 0 && !(m->node_centric && x->type == m->g->node_type)) {
         m->st[u].color = 2 * m->epoch + 1;
         /* a leaf: what the general path computes, without the scoring
          * machinery (nothing below to choose from) */
         for (int i = 0; i < nR; i++)
-            if (R[i].type == x->type && R[i].nwith > 0) return -1;
+            if (R[i].type == x->type && R[i].nwith > 0) return busy(m);
+        if (put_label(m, u, R, nR) < 0) return -1;
         /* plan_avail again would give prune's: nothing changed in between */
         *excl = x_in;
         to_parent->avail = (unsigned)lavail;
         to_parent->overall = MATCH_MET + vertex_score(m, u);
         return 0;
-    }
-    if (m->node_centric && x->type == m->g->node_type) {
-        int64_t base = x->id + 1 + 1, tie = x->uniq_id % 10000 - 1;
-        if (tie < 0) tie = -tie;
-        m->last_factor = base * 10000 + tie;
-        m->ml_scores += m->last_factor;
     }
     scoring dfu;
     sc_init(&dfu);
@@ -1525,11 +1846,15 @@ static int dom_dfv(matcher *m, const cres *R, int nR, uint32_t u, bool pristine,
     *excl = x_in;
     int64_t avail = plan_avail(m, u, m->at, m->duration);
     int rc = -1;
-    if (avail == 0) goto out;
+    if (avail == 0) {
+        busy(m);
+        goto out;
+    }
     if (finish_vtx(m, u, R, nR, &dfu) != 0) goto out;
     if (resolve(m, &dfu, to_parent) != 0) goto out;
     to_parent->avail = (unsigned)avail;
     to_parent->overall = dfu.overall;
+    if (put_label(m, u, R, nR) < 0) goto out;
     rc = 0;
 out:
     sc_free(&dfu);
@@ -1583,6 +1908,7 @@ static int select_at(matcher *m, const cres *R, int nR, bool excl)
         for (int i = 0; rc == 0 && i < dfu.nt; i++)
             if (dfu.t[i].qual == 0) rc = -1;
         if (rc == 0) enforce(m, &dfu, true);
+        else m->fx_errno = ENODEV; /* Fluxion's select: resolve_graph failing is "never" */
         m->root_needs = needs;
         m->root_excl = x_in;
         m->root_seq = m->seq;
@@ -1599,7 +1925,7 @@ typedef struct emit {
     memit e;                 /* what the other formats are written from */
 } emit;
 
-static void emit_vertex(emit *out, uint32_t u, unsigned needs, bool excl)
+static void emit_vertex(emit *out, uint32_t u, unsigned needs, bool excl, const char *label)
 {
     memit *e = &out->e;
     if (e->n == e->cap) {
@@ -1620,6 +1946,7 @@ static void emit_vertex(emit *out, uint32_t u, unsigned needs, bool excl)
     e->needs[e->n] = needs;
     e->excl[e->n] = excl;
     e->n++;
+    if (label && mw_label(e, e->n - 1, label) < 0) e->oom = 1;
 }
 
 static void emit_edge(emit *out, uint32_t src, uint32_t tgt)
@@ -1645,17 +1972,13 @@ static void emit_edge(emit *out, uint32_t src, uint32_t tgt)
 static void emit_free(emit *out)
 {
     free(out->simple.d);
-    free(out->e.verts);
-    free(out->e.needs);
-    free(out->e.excl);
-    free(out->e.esrc);
-    free(out->e.etgt);
+    mw_pending_free(&out->e);
 }
 
 static job *find_job(matcher *m, int64_t id)
 {
     for (size_t i = 0; i < m->njobs; i++)
-        if (m->jobs[i].id == id) return &m->jobs[i];
+        if (m->jobs[i].id == id && !m->jobs[i].ghost) return &m->jobs[i];
     return NULL;
 }
 
@@ -1672,42 +1995,60 @@ static int job_touch(job *j, uint32_t v)
     return 0;
 }
 
-static int32_t last_prune_type(const matcher *m, int32_t t)
+/* The pruning filter's span for a job at u: what it holds of each pruning
+ * type below u (Fluxion's upd_agfilter) */
+static int add_agg(matcher *m, uint32_t u, int64_t jobid, const int64_t *cnt)
 {
-    /* Pruning filters ALL:core,ALL:node; a vertex tracks them except its own type. */
-    if (t == m->g->node_type) return m->g->core_type;
-    return m->g->node_type;
-}
-
-static void subtree_avail(const matcher *m, uint32_t u, int32_t t, int64_t now, int64_t *sum)
-{
-    const mg_vertex *x = &m->g->v[u];
-    for (uint32_t k = 0; k < x->nchild; k++) {
-        uint32_t c = m->g->children[x->child0 + k];
-        if (m->g->v[c].type == t) *sum += plan_avail(m, c, now, 1); /* nodes hold no nodes */
-        else subtree_avail(m, c, t, now, sum);
+    vstate *st = &m->st[u];
+    size_t w = 3 + (size_t)m->npt;
+    if (st->nagg == st->aggcap) {
+        uint32_t nc = st->aggcap ? st->aggcap * 2 : 2;
+        int64_t *p = realloc(st->agg, nc * w * sizeof *p);
+        if (!p) return -1;
+        st->agg = p;
+        st->aggcap = nc;
     }
+    int64_t *r = &st->agg[st->nagg++ * w];
+    r[0] = jobid;
+    r[1] = m->at;
+    r[2] = m->at + m->duration;
+    memcpy(r + 3, cnt, (size_t)m->npt * sizeof *cnt);
+    return 0;
 }
 
+/* stop_on_1 policies visit a vertex's children by decreasing weight: what
+ * is free now of the last type the child's filter counts (nodes, or cores
+ * under a node; Fluxion's upd_by_outedges).  A filter never used, with
+ * nothing free, leaves the weight alone. */
 static void update_weight(matcher *m, uint32_t edge)
 {
     uint32_t c = m->g->children[edge];
     const mg_vertex *x = &m->g->v[c];
-    if (x->nchild == 0) return;
-    int32_t t = last_prune_type(m, x->type);
-    if (t < 0) return;
-    int64_t sum = 0;
-    subtree_avail(m, c, t, 0, &sum);
-    m->es[edge].weight = (uint64_t)(sum < 0 ? 0 : sum);
+    if (x->nchild + x->nback == 0) return;
+    int i = x->type == m->g->node_type ? 0 : 1;
+    int64_t avail = m->tot[(size_t)c * (size_t)m->npt + (size_t)i] - agg_peak(m, c, i, 0, 1);
+    if (avail == 0 && m->st[c].nagg == 0) return;
+    m->es[edge].weight = (uint64_t)(avail < 0 ? 0 : avail);
 }
 
-static int upd_dfv(matcher *m, job *j, emit *out, uint32_t u, unsigned needs, bool excl, bool shadow, int level)
+/* Fluxion's upd_dfv: follows the marked edges, allocates and emits in
+ * post-order.  acc: the parent's tally of the pruning types this subtree
+ * holds (accum_to_parent; acc_set: any entry), for the filters' spans. */
+static int upd_dfv(matcher *m, job *j, emit *out, uint32_t u, unsigned needs, bool excl, bool shadow, int64_t *acc,
+                   bool *acc_set)
 {
     const mg_vertex *x = &m->g->v[u];
     bool mod = shadow || is_xtype(m, x->type);
     excl = excl || mod;
-    level++;
+    m->trav_level++;
     int n = 0;
+    int64_t stack_dfu[8], *dfu = m->npt <= 8 ? stack_dfu : calloc((size_t)m->npt, sizeof *dfu);
+    bool dfu_set = false;
+    if (!dfu) {
+        out->e.oom = 1;
+        return 0;
+    }
+    memset(dfu, 0, (size_t)m->npt * sizeof *dfu);
     m->st[u].color = 2 * m->epoch;
     for (uint32_t k = 0; k < x->nchild; k++) {
         uint32_t e = x->child0 + k, c = m->g->children[e];
@@ -1716,7 +2057,7 @@ static int upd_dfv(matcher *m, job *j, emit *out, uint32_t u, unsigned needs, bo
         if (es->seq != m->seq && !mod) continue;
         bool cx = (es->seq == m->seq && es->excl) || mod;
         unsigned cn = mod ? (unsigned)m->g->v[c].size : es->needs;
-        int sub = upd_dfv(m, j, out, c, cn, cx, mod, level);
+        int sub = upd_dfv(m, j, out, c, cn, cx, mod, dfu, &dfu_set);
         if (sub > 0) {
             n += sub;
             if (m->format != MFMT_SIMPLE) emit_edge(out, u, c);
@@ -1725,20 +2066,45 @@ static int upd_dfv(matcher *m, job *j, emit *out, uint32_t u, unsigned needs, bo
     }
     m->st[u].color = 2 * m->epoch + 1;
     if (excl) n++;
+    if (n > 0 && j && excl && plan_avail(m, u, m->at, m->duration) < needs) {
+        /* Fluxion's upd_plan: a vertex taken whole that cannot hold what
+         * is asked (a child of a vertex of an exclusive type, held by
+         * another job) fails its planner span.  It counts, is neither held
+         * nor printed, and the traversal's level is not given back: every
+         * vertex printed after it, in this match and the next ones, is
+         * printed one level deeper. */
+        mbuf_printf(&m->fx_msg, "upd_plan: planner_add_span returned -1.\n%s\n", strerror(EINVAL));
+        m->fx_errno = EINVAL;
+        goto out;
+    }
     if (n > 0) {
         if (j) {
             if (excl && add_span(m, u, j->id, m->at, m->duration, needs,
                                  m->alloc_type == AT_ALLOC ? SP_ALLOC : SP_RESERVE) < 0)
                 out->e.oom = 1;
             if (add_span(m, u, j->id, m->at, m->duration, 1, SP_X) < 0) out->e.oom = 1;
+            if (x->nchild + x->nback && dfu_set && add_agg(m, u, j->id, dfu) < 0) out->e.oom = 1;
             if (job_touch(j, u) < 0) out->e.oom = 1;
         }
+        /* what the parent's filter counts of this vertex: all of it when
+         * held exclusively, else its size less what was asked (sic), as
+         * the unsigned int Fluxion passes (accum_to_parent) */
+        int p = x->type < m->npt_of ? m->pt_of[x->type] : -1;
+        if (p >= 0) {
+            acc[p] += (int64_t)(uint32_t)(excl ? x->size : x->size - (int64_t)needs);
+            *acc_set = true;
+        }
+        for (int i = 0; i < m->npt && dfu_set; i++) acc[i] += dfu[i];
+        if (dfu_set) *acc_set = true;
         if (m->format == MFMT_SIMPLE) {
-            for (int i = 0; i < level; i++) mbuf_puts(&out->simple, i ? "---" : "      ---");
+            for (unsigned i = 0; i < m->trav_level; i++) mbuf_puts(&out->simple, i ? "---" : "      ---");
             mbuf_printf(&out->simple, "%s[%u:%s]\n", mg_str(m->g, x->name), needs, excl ? "x" : "s");
         }
-        emit_vertex(out, u, needs, excl);
+        emit_vertex(out, u, needs, excl, m->st[u].label);
     }
+    m->trav_level--;
+out:
+    if (dfu != stack_dfu) free(dfu);
     return n;
 }
 
@@ -1750,7 +2116,26 @@ static void cres_free(cres *r, int n)
     for (int i = 0; i < n; i++) {
         cres_free(r[i].with, r[i].nwith);
         free(r[i].with);
+        free(r[i].ud);
     }
+}
+
+/* Fluxion's prime_jobspec: how much of each pruning type the requests
+ * R hold, their minimum counts multiplied down (into ud, of npt) */
+static bool aggregate(const matcher *m, const cres *R, int nR, int64_t *ud)
+{
+    bool any = false;
+    for (int i = 0; i < nR; i++) {
+        int p = R[i].type >= 0 && R[i].type < m->npt_of ? m->pt_of[R[i].type] : -1;
+        if (p >= 0) {
+            ud[p] += R[i].min;
+            any = true;
+        }
+        for (int j = 0; j < m->npt && R[i].has_ud; j++)
+            ud[j] = (int64_t)((uint64_t)ud[j] + (uint64_t)R[i].min * (uint64_t)R[i].ud[j]);
+        any = any || R[i].has_ud;
+    }
+    return any;
 }
 
 static int compile(matcher *m, const mj_res *in, int n, cres **out)
@@ -1767,6 +2152,7 @@ static int compile(matcher *m, const mj_res *in, int n, cres **out)
         r[i].operand = in[i].operand;
         r[i].excl = in[i].exclusive;
         r[i].label = in[i].label;
+        if (!r[i].slot && r[i].label && *r[i].label) m->labels = true;
         if (in[i].exclusive == MJ_X_TRUE && !r[i].slot) {
             int32_t *p = realloc(m->xtypes, (size_t)(m->nxtypes + 1) * sizeof *p);
             if (!p) return -1;
@@ -1776,21 +2162,10 @@ static int compile(matcher *m, const mj_res *in, int n, cres **out)
         if (r[i].type < 0) return -1;
         r[i].nwith = in[i].nwith; /* set first: cres_free walks partial trees */
         if (in[i].nwith && compile(m, in[i].with, in[i].nwith, &r[i].with) < 0) return -1;
+        if (!(r[i].ud = calloc((size_t)m->npt, sizeof *r[i].ud))) return -1;
+        r[i].has_ud = aggregate(m, r[i].with, r[i].nwith, r[i].ud);
     }
     return 0;
-}
-
-/* The minimum number of nodes a request needs (Fluxion's prime_jobspec
- * aggregate for the node type). */
-static unsigned min_nodes(const matcher *m, const cres *R, int nR)
-{
-    unsigned n = 0;
-    for (int i = 0; i < nR; i++) {
-        unsigned below = min_nodes(m, R[i].with, R[i].nwith);
-        if (R[i].type == m->g->node_type) n += R[i].min;
-        n += R[i].min * below;
-    }
-    return n;
 }
 
 /* Fluxion's request_feasible: a quick count of the nodes that could serve
@@ -1799,15 +2174,14 @@ static unsigned min_nodes(const matcher *m, const cres *R, int nR)
 static int request_feasible(matcher *m, int op, const cres *R, int nR)
 {
     const mgraph *g = m->g;
-    if (g->node_type < 0) return 0;
-    unsigned target = min_nodes(m, R, nR), up = 0;
+    int64_t target = m->dfv[1], up = 0; /* nodes asked for, at least */
     bool sat_op = op == MOP_ALLOCATE_W_SAT || op == MOP_SATISFIABILITY;
     for (uint32_t v = 0; v < g->nv; v++)
         if (g->v[v].type == g->node_type && g->v[v].status == 0) up++;
     if (!m->constraint && target <= up) return 0;
     if (target > up) return sat_op ? -2 : -1;
     int64_t when = op == MOP_ALLOCATE ? m->at : GRAPH_END - 1;
-    unsigned feasible = 0;
+    int64_t feasible = 0;
     for (uint32_t v = 0; v < g->nv && feasible < target; v++) {
         const mg_vertex *x = &g->v[v];
         if (x->type != g->node_type) continue;
@@ -1818,12 +2192,6 @@ static int request_feasible(matcher *m, int op, const cres *R, int nR)
     }
     if (feasible < target) return sat_op ? -2 : -1;
     return 0;
-}
-
-static int cmp_times(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
 }
 
 static void info_block(mbuf *b, const mresult *r, int op)
@@ -1855,269 +2223,478 @@ void m_result_free(mresult *r)
     free(r->R);
     free(r->info);
     free(r->text);
-    r->R = r->info = r->text = NULL;
+    free(r->msgs);
+    r->R = r->info = r->text = r->msgs = NULL;
 }
 
-/* R, the INFO block and their concatenation; R may be NULL (nothing) */
-static void set_texts(mresult *r, int op, const char *R, size_t rlen)
-{
-    mbuf info = {0}, text = {0};
-    info_block(&info, r, op);
-    if (R) mbuf_add(&text, R, rlen);
-    mbuf_add(&text, info.d ? info.d : "", info.n);
-    r->R = R ? strndup(R, rlen) : strdup("");
-    r->info = info.d;
-    r->text = text.d;
-}
-
-static int sat_check(matcher *m, const cres *R, int nR, bool x)
+/* Fluxion's select for satisfiability: at the far end of the planners'
+ * time (base + duration - the job's - 1), where no job reaches; failing
+ * there for want of room means never (dfu_traverser_t::is_satisfiable and
+ * schedule's fallbacks turn EBUSY and ERANGE into ENODEV). */
+static int sat_select(matcher *m, const cres *R, int nR, bool x)
 {
     int saved = m->alloc_type;
-    int64_t sat_at = m->at, sat_d = m->duration;
+    int64_t at = m->at;
     m->alloc_type = AT_SAT;
     m->at = INT64_MAX - m->duration - 1;
     int rc = select_at(m, R, nR, x);
+    if (rc < 0 && (m->fx_errno == EBUSY || m->fx_errno == ERANGE)) m->fx_errno = ENODEV;
     m->alloc_type = saved;
-    m->at = sat_at;
-    m->duration = sat_d;
+    m->at = at;
     return rc;
 }
 
-/* Fluxion only takes resource types it has interned: a few built in, and
- * those of the graph.  NULL when every type is known, else the first other. */
-static const char *unknown_type(const matcher *m, const mj_res *res, int n)
+/* ----------------------------------------------------- reservation times */
+
+/* Fluxion's search for a reservation's start (schedule's
+ * planner_multi_avail_time_first / _next on the root's filter): the
+ * points where the root's spans start or end, earliest first, at which
+ * its first planner has room for the request all along [t, t + d) (the
+ * planner's own candidates), then the other planners too.  Each call
+ * leaves errno as the planners do: ERANGE (more than there is at all),
+ * EBUSY (one of the others busy at a candidate), ENOENT (no more). */
+typedef struct tsearch {
+    matcher *m;
+    int order[8], k;         /* the root's planners (pruning indexes), in Fluxion's order */
+    int *ord;
+    int64_t req[8], *rq;
+    int64_t *pts;
+    size_t npts, next;
+    int64_t d;
+} tsearch;
+
+/* Fluxion interns the built-in resource types first, in this order, then
+ * the graph's as its JGF names them: sets of types follow that order */
+static int type_rank(const matcher *m, int32_t t)
 {
     static const char *const builtin[] = {"cluster", "rack", "node", "socket", "slot", "core", "gpu", "ssd"};
-    for (int i = 0; i < n; i++) {
-        bool ok = false;
-        for (size_t b = 0; b < sizeof builtin / sizeof builtin[0] && !ok; b++) ok = !strcmp(res[i].type, builtin[b]);
-        if (!ok) {
-            int32_t t = mg_type_id(m->g, res[i].type, false);
-            ok = t >= 0 && t < m->nknown && m->known[t];
-        }
-        if (!ok) return res[i].type;
-        const char *w = unknown_type(m, res[i].with, res[i].nwith);
-        if (w) return w;
-    }
-    return NULL;
+    static const int rank[] = {0, 5, 4, 2, 6, 1, 3, 8};
+    const char *name = mg_type_name(m->g, t);
+    for (int i = 0; i < 8; i++)
+        if (!strcmp(name, builtin[i])) return rank[i];
+    if (!strcmp(name, "xor_slot")) return 7;
+    if (!strcmp(name, "storage_node")) return 9;
+    return 100 + t;
 }
 
-void m_run(matcher *m, int op, const mjobspec *js, mresult *r)
+static int cmp_i64(const void *a, const void *b)
 {
-    memset(r, 0, sizeof *r);
-    r->jobid = m->counter;
-    r->satisfiable = true;
-    m->errmsg[0] = 0;
-    if (!js) {
-        /* a jobspec that fails to parse: a failed match, the id is not used */
-        r->satisfiable = true; /* resource-query: errno EINVAL, never "Unsatisfiable" */
-        set_texts(r, op, NULL, 0);
-        return;
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int ts_init(tsearch *ts, matcher *m, int64_t d)
+{
+    memset(ts, 0, sizeof *ts);
+    ts->m = m;
+    ts->d = d;
+    uint32_t root = (uint32_t)m->g->root;
+    int32_t rt = m->g->v[root].type;
+    ts->ord = m->npt <= 8 ? ts->order : malloc((size_t)m->npt * sizeof *ts->ord);
+    ts->rq = m->npt <= 8 ? ts->req : malloc((size_t)m->npt * sizeof *ts->rq);
+    if (!ts->ord || !ts->rq) return -1;
+    /* a cluster's own leaf types (by interning order), then cores and
+     * nodes, never the root's own type */
+    if (rt == m->cluster_type) {
+        for (int i = 2; i < m->npt; i++) ts->ord[ts->k++] = i;
+        for (int i = 1; i < ts->k; i++)
+            for (int j = i; j > 0 && type_rank(m, m->pt[ts->ord[j]]) < type_rank(m, m->pt[ts->ord[j - 1]]); j--) {
+                int t = ts->ord[j];
+                ts->ord[j] = ts->ord[j - 1];
+                ts->ord[j - 1] = t;
+            }
     }
-    const char *unknown = unknown_type(m, js->res, js->nres);
-    if (unknown) {
-        /* a jobspec error: a failed match that uses no id, as a parse error */
-        snprintf(r->err, sizeof r->err, "resource type %.64s is not in the graph "
-                 "(Fluxion: Value of \"type\" must be a resource type known to fluxion)", unknown);
-        set_texts(r, op, NULL, 0);
-        return;
+    for (int i = 0; i < 2; i++)
+        if (m->pt[i] != rt) ts->ord[ts->k++] = i;
+    for (int i = 0; i < ts->k; i++) ts->rq[i] = m->dfv[ts->ord[i]];
+    const vstate *st = &m->st[root];
+    size_t w = 3 + (size_t)m->npt;
+    ts->pts = malloc((2 * (size_t)st->nagg + 1) * sizeof *ts->pts);
+    if (!ts->pts) return -1;
+    ts->pts[ts->npts++] = 0; /* the planner's base */
+    for (uint32_t a = 0; a < st->nagg; a++) {
+        ts->pts[ts->npts++] = st->agg[a * w + 1];
+        ts->pts[ts->npts++] = st->agg[a * w + 2];
     }
+    qsort(ts->pts, ts->npts, sizeof *ts->pts, cmp_i64);
+    size_t n = 0;
+    for (size_t i = 0; i < ts->npts; i++)
+        if (!n || ts->pts[i] != ts->pts[n - 1]) ts->pts[n++] = ts->pts[i];
+    ts->npts = n;
+    return 0;
+}
+
+static void ts_free(tsearch *ts)
+{
+    if (ts->ord != ts->order) free(ts->ord);
+    if (ts->rq != ts->req) free(ts->rq);
+    free(ts->pts);
+}
+
+/* room for planner i's request all along [t, t + d) */
+static bool ts_room(const tsearch *ts, int i, int64_t t)
+{
+    const matcher *m = ts->m;
+    uint32_t root = (uint32_t)m->g->root;
+    int p = ts->ord[i];
+    int64_t tot = m->tot[(size_t)root * (size_t)m->npt + (size_t)p];
+    return agg_peak(m, root, p, t, ts->d) <= tot - ts->rq[i];
+}
+
+/* the next candidate from ts->next on; -1 with errno ENOENT when none */
+static int64_t ts_scan(tsearch *ts)
+{
+    matcher *m = ts->m;
+    uint32_t root = (uint32_t)m->g->root;
+    while (ts->next < ts->npts) {
+        int64_t t = ts->pts[ts->next++];
+        if (t < 1) continue; /* on or after the first try's time + 1 */
+        /* the first planner's candidates: room at t and all along */
+        if (!ts_room(ts, 0, t)) continue;
+        bool met = true;
+        for (int i = 1; i < ts->k && met; i++) {
+            int64_t tot = m->tot[(size_t)root * (size_t)m->npt + (size_t)ts->ord[i]];
+            if (ts->rq[i] > tot) {
+                m->fx_errno = ERANGE;
+                met = false;
+            } else if (!ts_room(ts, i, t)) {
+                m->fx_errno = EBUSY;
+                met = false;
+            }
+        }
+        if (met) return t;
+    }
+    m->fx_errno = ENOENT;
+    return -1;
+}
+
+static int64_t ts_first(tsearch *ts)
+{
+    const matcher *m = ts->m;
+    uint32_t root = (uint32_t)m->g->root;
+    if (ts->k == 0 || ts->rq[0] > m->tot[(size_t)root * (size_t)m->npt + (size_t)ts->ord[0]]) {
+        ts->m->fx_errno = ERANGE;
+        return -1;
+    }
+    return ts_scan(ts);
+}
+
+/* ------------------------------------------------------------------ match */
+
+/* The resource types Fluxion knows: those it has built in, and the
+ * graph's (its type names are interned and closed once the graph is
+ * read). */
+static bool known_type(void *ctx, const char *type)
+{
+    const matcher *m = ctx;
+    static const char *const builtin[] = {"cluster", "rack", "node",     "socket", "slot",
+                                          "core",    "gpu",  "xor_slot", "ssd",    "storage_node", "*"};
+    for (size_t b = 0; b < sizeof builtin / sizeof builtin[0]; b++)
+        if (!strcmp(type, builtin[b])) return true;
+    int32_t t = mg_type_id(m->g, type, false);
+    return t >= 0 && t < m->nknown && m->known[t];
+}
+
+/* dfu_traverser_t::run (and schedule): 0 with a job allocated or
+ * reserved (satisfiability: satisfiable), -1 otherwise, errno and the
+ * error text left in m->fx_errno and m->fx_msg.  out: what the update
+ * walk emitted. */
+static int traverse(matcher *m, int op, const mjobspec *js, emit *out)
+{
     cres *R = NULL;
-    free(m->xtypes);
-    m->xtypes = NULL;
-    m->nxtypes = 0;
+    int nR = js->nres, rc = -1;
+    /* the types held exclusively for this match (the jobspec's exclusive
+     * ones) join those of before, which are restored afterwards */
+    int nx = m->nxtypes;
     m->slot_type = mg_type_id(m->g, "slot", true);
-    if (compile(m, js->res, js->nres, &R) < 0) {
-        snprintf(r->err, sizeof r->err, "out of memory");
-        set_texts(r, op, NULL, 0);
-        cres_free(R, js->nres);
-        free(R);
-        return;
+    if (nR == 0) {
+        m->fx_errno = EINVAL; /* no resources: refused before anything */
+        return -1;
     }
-    int nR = js->nres;
+    m->labels = false;
+    if (compile(m, js->res, nR, &R) < 0) {
+        m->fx_errno = ENOMEM;
+        goto done;
+    }
+    memset(m->dfv, 0, (size_t)m->npt * sizeof *m->dfv);
+    aggregate(m, R, nR, m->dfv);
     m->constraint = js->constraint;
-    int64_t dur;
-    bool bad_duration = false;
-    if (js->duration == 0) dur = GRAPH_END;
-    else if (js->duration > (double)GRAPH_END) {
-        bad_duration = true;
-        dur = GRAPH_END;
-    } else dur = (int64_t)ceil(js->duration);
-    m->duration = dur;
+    /* jobmeta_t::build: a duration of 0 is the graph's; NaN, negative or
+     * beyond the graph's is refused -- and then dfu_traverser_t::run
+     * returns before restoring the exclusive types: this jobspec's stay
+     * exclusive for every later match */
+    double d = js->duration;
+    if (!(d >= 0) || d > (double)GRAPH_END) {
+        m->fx_errno = EINVAL;
+        nx = m->nxtypes;
+        goto done;
+    }
+    m->duration = d == 0 ? GRAPH_END : (int64_t)ceil(d);
     m->at = 0;
     uint32_t root = (uint32_t)m->g->root;
     bool x = false;
     for (int i = 0; i < nR; i++)
         if (R[i].type == m->g->v[root].type && R[i].excl == MJ_X_TRUE) x = true;
-    int rc = -1;
-    bool sat = true;
-    if (bad_duration) {
-        rc = -1;
-    } else if (op == MOP_SATISFIABILITY) {
-        rc = sat_check(m, R, nR, x);
-        sat = rc == 0;
-    } else {
-        m->alloc_type = AT_ALLOC;
-        int feas = request_feasible(m, op, R, nR);
-        if (feas < 0) {
-            rc = -1;
-            sat = feas == -1; /* -2: never */
-        } else {
+    if (op == MOP_SATISFIABILITY) {
+        rc = sat_select(m, R, nR, x);
+        goto done;
+    }
+    m->alloc_type = AT_ALLOC;
+    int feas = request_feasible(m, op, R, nR);
+    if (feas < 0) {
+        m->fx_errno = feas == -1 ? EBUSY : ENODEV;
+        goto done;
+    }
+    rc = select_at(m, R, nR, x);
+    if (rc != 0 && op == MOP_ALLOCATE_W_SAT) {
+        m->fx_errno = EBUSY;
+        sat_select(m, R, nR, x); /* it only decides errno: busy or never */
+    } else if (rc != 0 && op == MOP_ALLOCATE_ORELSE_RESERVE) {
+        m->alloc_type = AT_RESERVE;
+        tsearch ts;
+        if (ts_init(&ts, m, m->duration) < 0) {
+            ts_free(&ts);
+            m->fx_errno = ENOMEM;
+            goto done;
+        }
+        /* schedule's for loop: the next candidate is sought after every
+         * try, the one that succeeds too */
+        for (int64_t t = ts_first(&ts); t != -1 && rc; t = ts_scan(&ts)) {
+            m->at = t;
             rc = select_at(m, R, nR, x);
         }
-        if (feas >= 0 && rc != 0) {
-            if (op == MOP_ALLOCATE_W_SAT) {
-                sat = sat_check(m, R, nR, x) == 0;
-            } else if (op == MOP_ALLOCATE_ORELSE_RESERVE) {
-                /* earliest end time of existing jobs at which it fits */
-                size_t nt = 0;
-                int64_t *times = malloc((m->njobs + 1) * sizeof *times);
-                if (times) {
-                    for (size_t i = 0; i < m->njobs; i++)
-                        if (m->jobs[i].state != 2) times[nt++] = m->jobs[i].at + m->jobs[i].duration;
-                    qsort(times, nt, sizeof *times, cmp_times);
-                    m->alloc_type = AT_RESERVE;
-                    for (size_t i = 0; i < nt && rc != 0; i++) {
-                        if (times[i] < 1 || (i && times[i] == times[i - 1])) continue;
-                        m->at = times[i];
-                        rc = select_at(m, R, nR, x);
-                    }
-                    free(times);
-                }
-                if (rc != 0) {
-                    m->at = 0;
-                    sat = sat_check(m, R, nR, x) == 0;
-                }
-            }
+        ts_free(&ts);
+        if (rc < 0 && (m->fx_errno == ENOENT || m->fx_errno == ERANGE)) {
+            m->at = 0;
+            m->fx_errno = EBUSY;
+            sat_select(m, R, nR, x);
         }
-        if (rc == 0) {
-            if (m->at >= GRAPH_END) rc = -1;
-            else if (m->at + m->duration > GRAPH_END) m->duration = GRAPH_END - m->at;
+    } else if (rc != 0) {
+        m->fx_errno = EBUSY;
+    }
+    if (rc != 0) goto done;
+    if (m->at == GRAPH_END) {
+        m->fx_errno = EBUSY;
+        rc = -1;
+        goto done;
+    }
+    if (m->at < 0 || m->at > GRAPH_END) {
+        m->fx_errno = EINVAL;
+        rc = -1;
+        goto done;
+    }
+    if (m->at + m->duration > GRAPH_END) m->duration = GRAPH_END - m->at;
+    /* the update: a job, filled by the walk along the marks */
+    if (m->njobs == m->jobcap) {
+        size_t nc = m->jobcap ? m->jobcap * 2 : 16;
+        job *p = realloc(m->jobs, nc * sizeof *p);
+        if (!p) {
+            m->fx_errno = ENOMEM;
+            rc = -1;
+            goto done;
         }
+        m->jobs = p;
+        m->jobcap = nc;
     }
-    /* a traverser error (a jobspec the traversal cannot take, e.g. two
-     * siblings of one type) only fails the vertices where it is found:
-     * resource-query prints it on stderr and reports the match as usual */
-    if (m->errmsg[0]) snprintf(r->err, sizeof r->err, "%s", m->errmsg);
-    r->satisfiable = sat;
-    emit out;
-    memset(&out, 0, sizeof out);
-    if (rc == 0 && op != MOP_SATISFIABILITY) {
-        if (m->njobs == m->jobcap) {
-            size_t nc = m->jobcap ? m->jobcap * 2 : 16;
-            job *p = realloc(m->jobs, nc * sizeof *p);
-            if (p) {
-                m->jobs = p;
-                m->jobcap = nc;
-            }
-        }
-        if (m->njobs < m->jobcap) {
-            job *j = &m->jobs[m->njobs++];
-            memset(j, 0, sizeof *j);
-            j->id = m->counter;
-            j->at = m->at;
-            j->duration = m->duration;
-            j->state = m->at == 0 ? 0 : 1;
-            m->epoch++; /* the update walk has colors of its own */
-            upd_dfv(m, j, &out, root, m->root_needs, m->root_excl, false, 0);
-            r->matched = out.e.n > 0;
-            r->reserved = m->at != 0;
-            r->at = m->at;
-            if (!r->matched) {
-                /* The selection succeeded but its marks lead nowhere (a slot
-                 * that matched below a level the request names, e.g.
-                 * node > slot > core on node > socket > core).  Fluxion's
-                 * update fails there without setting errno: resource-query
-                 * prints "traverser: " and the errno left by earlier calls
-                 * (ENOTTY; ENOENT after a search for a reservation time,
-                 * which reads as unsatisfiable) and uses no id. */
-                free(j->verts);
-                m->njobs--;
-                bool searched = op == MOP_ALLOCATE_ORELSE_RESERVE && m->at != 0;
-                snprintf(r->err, sizeof r->err, "traverser: %s", strerror(searched ? ENOENT : ENOTTY));
-                r->satisfiable = !searched;
-                r->reserved = false;
-                r->at = 0;
-                set_texts(r, op, NULL, 0);
-                emit_free(&out);
-                cres_free(R, nR);
-                free(R);
-                arena_free(&m->arena);
-                return;
-            }
-        }
-    }
-    if (op != MOP_SATISFIABILITY) {
-        r->counted = true;
-        m->counter++;
-    }
-    if (m->writer_broken) {
-        /* Once Fluxion's rlite writer has failed (a node of negative rank),
-         * what it gathered stays and every later write fails too: each
-         * command still matches (allocations stay, under the same id), then
-         * reports the writer error - an allocation as a failed match that
-         * uses no id, satisfiability as satisfiable. */
-        snprintf(r->err, sizeof r->err, "match writer emit: %s", strerror(EINVAL));
-        if (r->counted) m->counter--;
-        r->matched = r->reserved = r->counted = false;
-        r->at = 0;
-        r->satisfiable = true;
-        set_texts(r, op, NULL, 0);
-        emit_free(&out);
-        cres_free(R, nR);
-        free(R);
-        arena_free(&m->arena);
-        return;
-    }
-    if (!r->matched || m->format == MFMT_SIMPLE) {
-        set_texts(r, op, r->matched ? (out.simple.d ? out.simple.d : "") : NULL, out.simple.n);
+    job *j = &m->jobs[m->njobs++];
+    memset(j, 0, sizeof *j);
+    j->id = m->counter;
+    j->at = m->at;
+    j->duration = m->duration;
+    j->state = m->at == 0 ? 0 : 1;
+    m->epoch++; /* the update walk has colors of its own */
+    int64_t stack_acc[8], *acc = m->npt <= 8 ? stack_acc : calloc((size_t)m->npt, sizeof *acc);
+    bool acc_set = false;
+    if (acc) {
+        memset(acc, 0, (size_t)m->npt * sizeof *acc);
+        upd_dfv(m, j, out, root, m->root_needs, m->root_excl, false, acc, &acc_set);
+        if (acc != stack_acc) free(acc);
     } else {
-        char *doc = out.e.oom ? NULL : mw_write(m->g, &out.e, m->format, m->at, m->at + m->duration, &m->pending);
-        if (!doc) {
-            /* as resource-query: the match is reported failed and its id
-             * is not used (the allocation it made stays) */
-            int e = out.e.oom ? ENOMEM : errno;
-            snprintf(r->err, sizeof r->err, "match writer emit: %s", strerror(e));
-            if (e == EINVAL) m->writer_broken = true;
-            r->matched = r->reserved = false;
-            r->at = 0;
-            r->counted = false;
-            m->counter--;
-            r->satisfiable = e != ENOENT;
-        }
-        set_texts(r, op, doc, doc ? strlen(doc) : 0);
-        free(doc);
+        out->e.oom = 1;
     }
-    if (out.simple.oom || out.e.oom) snprintf(r->err, sizeof r->err, "out of memory");
-    emit_free(&out);
+    if (out->e.n == 0) {
+        /* The selection succeeded and its marks lead nowhere (a slot that
+         * matched below a level the request names: node > slot > core on
+         * node > socket > core).  Fluxion's update then fails and sets no
+         * errno: what the match left there decides. */
+        free(j->verts);
+        m->njobs--;
+        rc = -1;
+    }
+done:
+    m->nxtypes = nx;
     cres_free(R, nR);
     free(R);
     arena_free(&m->arena);
+    return rc;
 }
 
-int m_cancel(matcher *m, int64_t jobid)
+/* mresult.msgs: what resource-query prints on stderr for the match */
+static void set_msgs(mresult *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_msgs(mresult *r, const char *fmt, ...)
 {
-    job *j = find_job(m, jobid);
-    if (!j || j->state == 2) return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    char *t = NULL;
+    if (vasprintf(&t, fmt, ap) < 0) t = NULL;
+    va_end(ap);
+    free(r->msgs);
+    r->msgs = t;
+}
+
+void m_match(matcher *m, int op, const char *text, size_t len, mresult *r)
+{
+    memset(r, 0, sizeof *r);
+    r->jobid = m->counter;
+    r->satisfiable = true;
+    m->fx_errno = ENOTTY;
+    free(m->fx_msg.d);
+    memset(&m->fx_msg, 0, sizeof m->fx_msg);
+    emit out;
+    memset(&out, 0, sizeof out);
+    char perr[256];
+    mjobspec *js = mj_parse_fluxion(text, len, known_type, m, perr, sizeof perr);
+    int rc = -1, e = EINVAL;
+    if (!js) {
+        /* reapi_cli_t::match_allocate: the jobspec refused, nothing run */
+        snprintf(r->err, sizeof r->err, "Jobspec error for %lld: %.200s", (long long)m->counter, perr);
+        set_msgs(r, "match_allocate: ERROR: Jobspec error for %lld: %s\n", (long long)m->counter, perr);
+    } else {
+        rc = traverse(m, op, js, &out);
+        mj_free(js);
+        e = m->fx_errno;
+        bool verdict = e == EBUSY || e == ENODEV;
+        if (rc < 0 && m->fx_msg.n) {
+            set_msgs(r, "match_allocate: ERROR: %s\n", m->fx_msg.d);
+            if (!verdict) snprintf(r->err, sizeof r->err, "%.*s", (int)strcspn(m->fx_msg.d, "\n"), m->fx_msg.d);
+        } else if (rc < 0 && !verdict) {
+            snprintf(r->err, sizeof r->err, "traverser: %s", strerror(e));
+            set_msgs(r, "match_allocate: ERROR: %s\n", r->err);
+        }
+        if (m->fx_msg.oom) snprintf(r->err, sizeof r->err, "out of memory");
+        if (rc == 0 || verdict) {
+            /* writers->emit, reached only then; its failure is the
+             * command's error, and the id stays unused */
+            char *doc = NULL;
+            int we = 0;
+            if (m->writer_broken) {
+                /* once Fluxion's rlite writer has failed (a node of
+                 * negative rank) it keeps what it gathered and fails every
+                 * emit; the allocation the command made stays */
+                we = EINVAL;
+            } else if (rc == 0 && op != MOP_SATISFIABILITY && m->format != MFMT_SIMPLE) {
+                doc = out.e.oom ? NULL : mw_write(m->g, &out.e, m->format, m->at, m->at + m->duration, &m->pending);
+                if (!doc) {
+                    we = out.e.oom ? ENOMEM : errno ? errno : EINVAL;
+                    if (we == EINVAL) m->writer_broken = true;
+                }
+            }
+            if (we) {
+                if (rc == 0 && op != MOP_SATISFIABILITY) m->jobs[m->njobs - 1].ghost = true;
+                snprintf(r->err, sizeof r->err, "match writer emit: %s", strerror(we));
+                set_msgs(r, "%smatch_allocate: ERROR: %s\n", r->msgs ? r->msgs : "", r->err);
+                rc = -1;
+                e = we;
+            } else {
+                if (op != MOP_SATISFIABILITY) {
+                    r->counted = true;
+                    m->counter++;
+                }
+                if (rc == 0 && op != MOP_SATISFIABILITY) {
+                    r->matched = true;
+                    r->reserved = m->at != 0;
+                    r->at = m->at;
+                    const char *R = m->format == MFMT_SIMPLE ? out.simple.d : doc;
+                    r->R = strdup(R ? R : "");
+                }
+            }
+            free(doc);
+        }
+    }
+    /* run_match: a failed match is unsatisfiable when errno says never */
+    r->satisfiable = rc == 0 || !(e == ENODEV || e == ENOENT);
+    mbuf info = {0}, text_out = {0};
+    info_block(&info, r, op);
+    if (r->R) mbuf_puts(&text_out, r->R);
+    mbuf_add(&text_out, info.d ? info.d : "", info.n);
+    if (!r->R) r->R = strdup("");
+    r->info = info.d;
+    r->text = text_out.d;
+    if (!r->msgs) r->msgs = strdup("");
+    if (out.simple.oom || out.e.oom || info.oom || text_out.oom || !r->R || !r->msgs || !r->text)
+        snprintf(r->err, sizeof r->err, "out of memory");
+    emit_free(&out);
+}
+
+/* The walk of Fluxion's cancel (dfu_impl_t::mod_dfv): from the root down
+ * through the vertices the job holds, each visited once; one it does not
+ * hold is visited and left at once.  held: 1 what the job holds, made 2
+ * where the walk frees it. */
+static void cancel_walk(matcher *m, uint32_t u, uint8_t *held, unsigned visits[2])
+{
+    visits[0]++;
+    m->st[u].color = 2 * m->epoch;
+    if (!held[u]) return;
+    held[u] = 2;
+    const mg_vertex *x = &m->g->v[u];
+    for (uint32_t k = 0; k < x->nchild; k++) {
+        uint32_t c = m->g->children[x->child0 + k];
+        if (!visited(m, c)) cancel_walk(m, c, held, visits);
+    }
+    m->st[u].color = 2 * m->epoch + 1;
+    visits[1]++;
+}
+
+/* Frees what j holds at its vertices for which keep[v] says so (all when
+ * keep is NULL): its spans there. */
+static void release(matcher *m, job *j, const uint8_t *keep)
+{
+    size_t w = 3 + (size_t)m->npt;
     for (uint32_t i = 0; i < j->nverts; i++) {
+        if (keep && keep[j->verts[i]] != 2) continue;
         vstate *st = &m->st[j->verts[i]];
         uint32_t k = 0;
         for (uint32_t s = 0; s < st->n; s++)
-            if (st->s[s].jobid != jobid) st->s[k++] = st->s[s];
+            if (st->s[s].jobid != j->id) st->s[k++] = st->s[s];
         st->n = k;
+        k = 0;
+        for (uint32_t a = 0; a < st->nagg; a++)
+            if (st->agg[a * w] != j->id) memmove(&st->agg[k++ * w], &st->agg[a * w], w * sizeof *st->agg);
+        st->nagg = k;
     }
     /* as in Fluxion, cancel leaves the out-edge weights (first policy) alone */
     j->state = 2;
     free(j->verts);
     j->verts = NULL;
     j->nverts = j->cap = 0;
+}
+
+/* Fluxion's cancel frees only what its walk reaches: below a vertex the job
+ * should have held but could not (upd_dfv), what it holds stays held. */
+int m_cancel(matcher *m, int64_t jobid, unsigned visits[2])
+{
+    job *j = find_job(m, jobid);
+    if (!j || j->state == 2) return -1;
+    unsigned v[2] = {0, 0};
+    uint8_t *held = calloc((size_t)m->g->nv + 1, 1);
+    if (held) {
+        for (uint32_t i = 0; i < j->nverts; i++) held[j->verts[i]] = 1;
+        m->epoch++;
+        cancel_walk(m, (uint32_t)m->g->root, held, v);
+    }
+    release(m, j, held);
+    free(held);
+    if (visits) {
+        visits[0] = v[0];
+        visits[1] = v[1];
+    }
     return 0;
 }
 
 void m_rewind(matcher *m, int64_t jobid)
 {
     for (size_t i = 0; i < m->njobs; i++)
-        if (m->jobs[i].id >= jobid) m_cancel(m, m->jobs[i].id);
+        if (m->jobs[i].id >= jobid && m->jobs[i].state != 2) release(m, &m->jobs[i], NULL);
     /* forget them: a rewound id is used again */
     size_t k = 0;
     for (size_t i = 0; i < m->njobs; i++)
@@ -2130,7 +2707,7 @@ void m_rewind(matcher *m, int64_t jobid)
 int m_info(const matcher *m, int64_t jobid, const char **state, int64_t *at, bool *reserved)
 {
     for (size_t i = 0; i < m->njobs; i++)
-        if (m->jobs[i].id == jobid) {
+        if (m->jobs[i].id == jobid && !m->jobs[i].ghost) {
             const job *j = &m->jobs[i];
             *state = j->state == 0 ? "ALLOCATED" : j->state == 1 ? "RESERVED" : "CANCELED";
             *at = j->at;

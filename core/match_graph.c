@@ -128,6 +128,7 @@ void mg_free(mgraph *g)
     if (!g) return;
     free(g->v);
     free(g->children);
+    free(g->backs);
     free(g->props);
     free(g->str);
     free(g->ihash);
@@ -524,6 +525,7 @@ static bool peek(scan *s, char c)
 typedef struct jedge {
     uint32_t src, tgt;
     bool back;               /* metadata.name.containment "in": child -> parent */
+    bool other;              /* not containment, or a loop: kept by Fluxion, never a child */
 } jedge;
 
 typedef struct loadctx {
@@ -860,7 +862,6 @@ static int parse_edge(loadctx *c)
     }
     s->p = edge_end;
     rc = 0;
-    if (!containment || a == b) goto out;
     if (c->nedges == c->ecap) {
         size_t nc = c->ecap ? c->ecap * 2 : 1024;
         jedge *e = realloc(c->edges, nc * sizeof *e);
@@ -875,6 +876,7 @@ static int parse_edge(loadctx *c)
     c->edges[c->nedges].src = (uint32_t)a;
     c->edges[c->nedges].tgt = (uint32_t)b;
     c->edges[c->nedges].back = back;
+    c->edges[c->nedges].other = !containment || a == b;
     c->nedges++;
 out:
     free(src);
@@ -943,16 +945,70 @@ static int link_edges(mgraph *g, jedge *edges, size_t nedges, char *err, size_t 
     /* Every containment edge counts, in JGF order, except the reverse ones
      * (to an ancestor, or marked "in"): a graph may be a DAG, a storage
      * unit contained by its rack and by a global unit alike.  A vertex's
-     * parent is the one its path names, else its first. */
-    size_t kept = 0;
+     * parent is the one its path names, else its first.  The others are
+     * kept aside (backs): Fluxion has them as out-edges too, which makes a
+     * vertex no leaf and counts in its slot matching. */
+    size_t kept = 0, nback = 0;
+    uint32_t *bcnt = calloc((size_t)g->nv + 1, sizeof *bcnt);
+    if (!bcnt) {
+        free(cnt);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    /* Fluxion walks up from a vertex by its first containment in-edge in
+     * JGF order (find_parent_edge): the edge from its parent, usually; for
+     * a vertex whose children's reverse edges come first (the root, in a
+     * JGF that lists every edge both ways), a child's reverse edge.
+     * fin_edge is that edge's index in children once laid out. */
+    size_t *first = malloc(((size_t)g->nv + 1) * sizeof *first);
+    if (!first) {
+        free(cnt);
+        free(bcnt);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (uint32_t v = 0; v < g->nv; v++) {
+        g->v[v].fin_src = g->v[v].fin_edge = UINT32_MAX;
+        first[v] = SIZE_MAX;
+    }
+    for (size_t i = 0; i < nedges; i++) {
+        mg_vertex *t = &g->v[edges[i].tgt];
+        if (edges[i].other || t->fin_src != UINT32_MAX) continue;
+        t->fin_src = edges[i].src;
+        first[edges[i].tgt] = i;
+    }
     for (size_t i = 0; i < nedges; i++) {
         uint32_t a = edges[i].src, b = edges[i].tgt;
-        if (edges[i].back || path_ancestor(g, b, a)) {
-            edges[i].src = (uint32_t)-1;
+        if (edges[i].back || edges[i].other || path_ancestor(g, b, a)) {
+            bcnt[a]++;
+            nback++;
+            edges[i].back = true;
             continue;
         }
         cnt[a]++;
         kept++;
+    }
+    free(g->backs);
+    g->backs = malloc((nback ? nback : 1) * sizeof *g->backs);
+    if (!g->backs) {
+        free(cnt);
+        free(bcnt);
+        free(first);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    uint32_t boff = 0;
+    for (uint32_t v = 0; v < g->nv; v++) {
+        g->v[v].back0 = boff;
+        g->v[v].nback = 0;
+        boff += bcnt[v];
+    }
+    free(bcnt);
+    for (size_t i = 0; i < nedges; i++) {
+        if (!edges[i].back) continue;
+        mg_vertex *x = &g->v[edges[i].src];
+        g->backs[x->back0 + x->nback++] = edges[i].tgt;
+        edges[i].src = (uint32_t)-1;
     }
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < nedges; i++) {
@@ -964,6 +1020,7 @@ static int link_edges(mgraph *g, jedge *edges, size_t nedges, char *err, size_t 
     g->children = malloc((kept ? kept : 1) * sizeof *g->children);
     if (!g->children) {
         free(cnt);
+        free(first);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -974,11 +1031,13 @@ static int link_edges(mgraph *g, jedge *edges, size_t nedges, char *err, size_t 
         off += cnt[v];
     }
     for (size_t i = 0; i < nedges; i++) {
-        if (edges[i].src == (uint32_t)-1) continue;
+        if (edges[i].src == (uint32_t)-1) continue; /* a reverse edge: fin_edge stays UINT32_MAX */
         mg_vertex *x = &g->v[edges[i].src];
+        if (first[edges[i].tgt] == i) g->v[edges[i].tgt].fin_edge = x->child0 + x->nchild;
         g->children[x->child0 + x->nchild++] = edges[i].tgt;
     }
     free(cnt);
+    free(first);
     /* the root: a containment path with exactly one '/', else the first
      * vertex without a parent */
     g->root = -1;
@@ -1214,6 +1273,7 @@ int mg_finish(mgraph *g, char *err, size_t errlen)
             edges[ne].src = (uint32_t)g->v[v].parent;
             edges[ne].tgt = v;
             edges[ne].back = false;
+            edges[ne].other = false;
             ne++;
         }
         g->v[v].parent = -1;

@@ -7,41 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 #include "match.h"
-
-enum { YN_SCALAR, YN_MAP, YN_SEQ };
-
-typedef struct ynode {
-    int kind;
-    int plain;               /* plain (unquoted) scalar */
-    char *val;               /* scalar text */
-    struct ynode **kids;     /* map: key,value pairs; seq: items */
-    int nkids, cap;
-    int line, col;
-} ynode;
-
-static void ynode_free(ynode *n)
-{
-    if (!n) return;
-    for (int i = 0; i < n->nkids; i++) ynode_free(n->kids[i]);
-    free(n->kids);
-    free(n->val);
-    free(n);
-}
-
-static int ynode_push(ynode *p, ynode *k)
-{
-    if (p->nkids == p->cap) {
-        int nc = p->cap ? p->cap * 2 : 8;
-        ynode **t = realloc(p->kids, (size_t)nc * sizeof *t);
-        if (!t) return -1;
-        p->kids = t;
-        p->cap = nc;
-    }
-    p->kids[p->nkids++] = k;
-    return 0;
-}
+#include "match_ynode.h"
 
 typedef struct vctx {
     const char *name;
@@ -61,119 +28,6 @@ static void vfail(vctx *c, const char *path, const char *fmt, ...)
     va_end(ap);
     if (path && *path) snprintf(c->err, c->errlen, "%s: %s: %s", c->name, path, msg);
     else snprintf(c->err, c->errlen, "%s: %s", c->name, msg);
-}
-
-/* Builds the tree from libyaml events (first document only). */
-static ynode *yparse(const char *text, size_t len, vctx *c)
-{
-    yaml_parser_t parser;
-    yaml_event_t ev;
-    if (!yaml_parser_initialize(&parser)) {
-        vfail(c, NULL, "out of memory");
-        return NULL;
-    }
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-    ynode *stack[256];
-    char *keyflag[256]; /* unused placeholder for symmetry */
-    (void)keyflag;
-    int sp = 0;
-    ynode *root = NULL;
-    int done = 0;
-    while (!done) {
-        if (!yaml_parser_parse(&parser, &ev)) {
-            vfail(c, NULL, "%zu:%zu: YAML error: %s", parser.problem_mark.line + 1,
-                  parser.problem_mark.column + 1, parser.problem ? parser.problem : "syntax error");
-            goto fail;
-        }
-        ynode *n = NULL;
-        switch (ev.type) {
-        case YAML_STREAM_END_EVENT:
-        case YAML_DOCUMENT_END_EVENT:
-            if (root) done = 1;
-            if (ev.type == YAML_STREAM_END_EVENT) done = 1;
-            break;
-        case YAML_ALIAS_EVENT:
-            vfail(c, NULL, "%zu:%zu: YAML aliases are not supported in jobspecs",
-                  ev.start_mark.line + 1, ev.start_mark.column + 1);
-            yaml_event_delete(&ev);
-            goto fail;
-        case YAML_SCALAR_EVENT:
-        case YAML_MAPPING_START_EVENT:
-        case YAML_SEQUENCE_START_EVENT:
-            n = calloc(1, sizeof *n);
-            if (!n) {
-                vfail(c, NULL, "out of memory");
-                yaml_event_delete(&ev);
-                goto fail;
-            }
-            n->line = (int)ev.start_mark.line + 1;
-            n->col = (int)ev.start_mark.column + 1;
-            if (ev.type == YAML_SCALAR_EVENT) {
-                n->kind = YN_SCALAR;
-                n->val = malloc(ev.data.scalar.length + 1);
-                if (!n->val) {
-                    free(n);
-                    vfail(c, NULL, "out of memory");
-                    yaml_event_delete(&ev);
-                    goto fail;
-                }
-                memcpy(n->val, ev.data.scalar.value, ev.data.scalar.length);
-                n->val[ev.data.scalar.length] = 0;
-                n->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-            } else {
-                n->kind = ev.type == YAML_MAPPING_START_EVENT ? YN_MAP : YN_SEQ;
-            }
-            if (sp > 0) {
-                if (ynode_push(stack[sp - 1], n) < 0) {
-                    ynode_free(n);
-                    vfail(c, NULL, "out of memory");
-                    yaml_event_delete(&ev);
-                    goto fail;
-                }
-            } else if (!root) {
-                root = n;
-            } else {
-                ynode_free(n);
-            }
-            if (n->kind != YN_SCALAR) {
-                if (sp == 256) {
-                    vfail(c, NULL, "jobspec nesting too deep");
-                    yaml_event_delete(&ev);
-                    goto fail;
-                }
-                stack[sp++] = n;
-            }
-            break;
-        case YAML_MAPPING_END_EVENT:
-        case YAML_SEQUENCE_END_EVENT:
-            if (sp > 0) sp--;
-            break;
-        default:
-            break;
-        }
-        yaml_event_delete(&ev);
-    }
-    yaml_parser_delete(&parser);
-    if (!root) vfail(c, NULL, "empty jobspec");
-    return root;
-fail:
-    yaml_parser_delete(&parser);
-    ynode_free(root);
-    return NULL;
-}
-
-static ynode *yget(const ynode *m, const char *key)
-{
-    if (!m || m->kind != YN_MAP) return NULL;
-    for (int i = 0; i + 1 < m->nkids; i += 2)
-        if (m->kids[i]->kind == YN_SCALAR && strcmp(m->kids[i]->val, key) == 0) return m->kids[i + 1];
-    return NULL;
-}
-
-static bool is_null(const ynode *n)
-{
-    return n->kind == YN_SCALAR && n->plain &&
-           (!*n->val || !strcmp(n->val, "~") || !strcmp(n->val, "null") || !strcmp(n->val, "Null") || !strcmp(n->val, "NULL"));
 }
 
 /* Unsigned integer scalar (plain).  -1 when not one. */
@@ -226,7 +80,7 @@ static int get_bool(const ynode *n, bool *out)
 
 static bool is_string(const ynode *n)
 {
-    return n && n->kind == YN_SCALAR && !is_null(n);
+    return n && n->kind == YN_SCALAR && !ynode_is_null(n);
 }
 
 static char *xstrdup(vctx *c, const char *s)
@@ -282,7 +136,7 @@ static int parse_count(vctx *c, const ynode *n, const char *path, mj_res *r)
             return vfail(c, p, "unknown key (expected min, max, operator, operand)"), -1;
         }
     }
-    const ynode *mn = yget(n, "min"), *mx = yget(n, "max"), *op = yget(n, "operator"), *od = yget(n, "operand");
+    const ynode *mn = ynode_get(n, "min"), *mx = ynode_get(n, "max"), *op = ynode_get(n, "operator"), *od = ynode_get(n, "operand");
     path_join(p, sizeof p, path, "min");
     if (!mn) return vfail(c, path, "min is required"), -1;
     if (get_uint(mn, &u) < 0 || u < 1 || u > 0xffffffffULL) return vfail(c, p, "must be an unsigned integer >= 1"), -1;
@@ -345,35 +199,35 @@ static int parse_resource(vctx *c, const ynode *n, const char *path, mj_res *r)
             return vfail(c, p, "unknown key (expected type, count, unit, exclusive, with, label, id)"), -1;
         }
     }
-    const ynode *t = yget(n, "type");
+    const ynode *t = ynode_get(n, "type");
     path_join(p, sizeof p, path, "type");
     if (!t) return vfail(c, path, "type is required"), -1;
     if (!is_string(t) || !*t->val) return vfail(c, p, "must be a non-empty string"), -1;
     if (!(r->type = xstrdup(c, t->val))) return -1;
-    const ynode *cn = yget(n, "count");
+    const ynode *cn = ynode_get(n, "count");
     path_join(p, sizeof p, path, "count");
     if (!cn) return vfail(c, path, "count is required"), -1;
     if (parse_count(c, cn, p, r) < 0) return -1;
-    const ynode *u = yget(n, "unit");
+    const ynode *u = ynode_get(n, "unit");
     if (u) {
         path_join(p, sizeof p, path, "unit");
         if (!is_string(u)) return vfail(c, p, "must be a string"), -1;
         if (!(r->unit = xstrdup(c, u->val))) return -1;
     }
-    const ynode *x = yget(n, "exclusive");
+    const ynode *x = ynode_get(n, "exclusive");
     if (x) {
         bool b;
         path_join(p, sizeof p, path, "exclusive");
         if (get_bool(x, &b) < 0) return vfail(c, p, "must be a boolean"), -1;
         r->exclusive = b ? MJ_X_TRUE : MJ_X_FALSE;
     }
-    const ynode *l = yget(n, "label");
+    const ynode *l = ynode_get(n, "label");
     if (l) {
         path_join(p, sizeof p, path, "label");
         if (!is_string(l) || !*l->val) return vfail(c, p, "must be a non-empty string"), -1;
         if (!(r->label = xstrdup(c, l->val))) return -1;
     }
-    const ynode *id = yget(n, "id");
+    const ynode *id = ynode_get(n, "id");
     if (id) {
         path_join(p, sizeof p, path, "id");
         if (!is_string(id)) return vfail(c, p, "must be a string"), -1;
@@ -381,7 +235,7 @@ static int parse_resource(vctx *c, const ynode *n, const char *path, mj_res *r)
     }
     bool slot = !strcmp(r->type, "slot");
     if (slot && !l) return vfail(c, path, "label is required on a slot"), -1;
-    const ynode *w = yget(n, "with");
+    const ynode *w = ynode_get(n, "with");
     if (w) {
         path_join(p, sizeof p, path, "with");
         if (parse_resources(c, w, p, &r->with, &r->nwith) < 0) return -1;
@@ -471,15 +325,19 @@ static int parse_cons(vctx *c, const ynode *n, const char *path, mj_cons *k)
 
 /* ----------------------------------------------------------------- jobspec */
 
+void mj_cons_free(mj_cons *k)
+{
+    if (!k) return;
+    cons_free(k);
+    free(k);
+}
+
 void mj_free(mjobspec *js)
 {
     if (!js) return;
     for (int i = 0; i < js->nres; i++) res_free(&js->res[i]);
     free(js->res);
-    if (js->constraint) {
-        cons_free(js->constraint);
-        free(js->constraint);
-    }
+    mj_cons_free(js->constraint);
     for (int i = 0; i < js->ntasks; i++) free(js->tasks[i].slot);
     free(js->tasks);
     free(js);
@@ -505,22 +363,22 @@ static int parse_tasks(vctx *c, const ynode *n, mjobspec *js)
                 return vfail(c, q, "unknown key (expected command, slot, count, distribution, attributes)"), -1;
             }
         }
-        const ynode *cmd = yget(t, "command");
+        const ynode *cmd = ynode_get(t, "command");
         path_join(q, sizeof q, p, "command");
         if (!cmd) return vfail(c, p, "command is required"), -1;
         if (cmd->kind != YN_SEQ || cmd->nkids == 0) return vfail(c, q, "must be a non-empty list of strings"), -1;
         for (int j = 0; j < cmd->nkids; j++)
             if (cmd->kids[j]->kind != YN_SCALAR) return vfail(c, q, "must be a non-empty list of strings"), -1;
-        const ynode *sl = yget(t, "slot");
+        const ynode *sl = ynode_get(t, "slot");
         path_join(q, sizeof q, p, "slot");
         if (!sl) return vfail(c, p, "slot is required"), -1;
         if (!is_string(sl)) return vfail(c, q, "must be a string"), -1;
         if (!(tk->slot = xstrdup(c, sl->val))) return -1;
-        const ynode *cn = yget(t, "count");
+        const ynode *cn = ynode_get(t, "count");
         path_join(q, sizeof q, p, "count");
         if (!cn) return vfail(c, p, "count is required"), -1;
         if (cn->kind != YN_MAP) return vfail(c, q, "must be a mapping with per_slot or total"), -1;
-        const ynode *ps = yget(cn, "per_slot"), *tt = yget(cn, "total");
+        const ynode *ps = ynode_get(cn, "per_slot"), *tt = ynode_get(cn, "total");
         if ((ps != NULL) == (tt != NULL)) return vfail(c, q, "must have exactly one of per_slot or total"), -1;
         for (int j = 0; j + 1 < cn->nkids; j += 2) {
             const char *k = cn->kids[j]->val ? cn->kids[j]->val : "";
@@ -536,12 +394,12 @@ static int parse_tasks(vctx *c, const ynode *n, mjobspec *js)
         if (get_uint(ps ? ps : tt, &u) < 0 || u < 1 || u > 0x7fffffff) return vfail(c, r2, "must be a positive integer"), -1;
         if (ps) tk->per_slot = (int)u;
         else tk->total = (int)u;
-        const ynode *d = yget(t, "distribution");
+        const ynode *d = ynode_get(t, "distribution");
         if (d && !is_string(d)) {
             path_join(q, sizeof q, p, "distribution");
             return vfail(c, q, "must be a string"), -1;
         }
-        const ynode *a = yget(t, "attributes");
+        const ynode *a = ynode_get(t, "attributes");
         if (a && a->kind != YN_MAP) {
             path_join(q, sizeof q, p, "attributes");
             return vfail(c, q, "must be a mapping"), -1;
@@ -558,17 +416,17 @@ static int parse_attributes(vctx *c, const ynode *n, mjobspec *js)
         char p[512];
         path_join(p, sizeof p, "attributes", k);
         if (strcmp(k, "user") && strcmp(k, "system")) return vfail(c, p, "unknown key (expected user or system)"), -1;
-        if (n->kids[i + 1]->kind != YN_MAP && !is_null(n->kids[i + 1])) return vfail(c, p, "must be a mapping"), -1;
+        if (n->kids[i + 1]->kind != YN_MAP && !ynode_is_null(n->kids[i + 1])) return vfail(c, p, "must be a mapping"), -1;
     }
-    const ynode *sys = yget(n, "system");
+    const ynode *sys = ynode_get(n, "system");
     if (!sys || sys->kind != YN_MAP) return 0;
-    const ynode *d = yget(sys, "duration");
+    const ynode *d = ynode_get(sys, "duration");
     if (d) {
         double v;
         if (get_number(d, &v) < 0 || v < 0) return vfail(c, "attributes.system.duration", "must be a number of seconds >= 0"), -1;
         js->duration = v;
     }
-    const ynode *k = yget(sys, "constraints");
+    const ynode *k = ynode_get(sys, "constraints");
     if (k) {
         js->constraint = calloc(1, sizeof *js->constraint);
         if (!js->constraint) return vfail(c, NULL, "out of memory"), -1;
@@ -580,8 +438,12 @@ static int parse_attributes(vctx *c, const ynode *n, mjobspec *js)
 mjobspec *mj_parse(const char *text, size_t len, const char *name, char *err, size_t errlen)
 {
     vctx c = {name ? name : "jobspec", err, errlen, 0};
-    ynode *root = yparse(text, len, &c);
-    if (!root) return NULL;
+    char yerr[256];
+    ynode *root = ynode_parse(text, len, yerr, sizeof yerr);
+    if (!root) {
+        vfail(&c, NULL, "%s", yerr[0] ? yerr : "empty jobspec");
+        return NULL;
+    }
     mjobspec *js = calloc(1, sizeof *js);
     if (!js) {
         vfail(&c, NULL, "out of memory");
@@ -599,7 +461,7 @@ mjobspec *mj_parse(const char *text, size_t len, const char *name, char *err, si
             goto fail;
         }
     }
-    const ynode *v = yget(root, "version");
+    const ynode *v = ynode_get(root, "version");
     long long ver;
     if (!v) {
         vfail(&c, NULL, "version is required");
@@ -610,25 +472,25 @@ mjobspec *mj_parse(const char *text, size_t len, const char *name, char *err, si
         goto fail;
     }
     js->version = (int)ver;
-    const ynode *r = yget(root, "resources");
+    const ynode *r = ynode_get(root, "resources");
     if (!r) {
         vfail(&c, NULL, "resources is required");
         goto fail;
     }
     if (parse_resources(&c, r, "resources", &js->res, &js->nres) < 0) goto fail;
-    const ynode *t = yget(root, "tasks");
+    const ynode *t = ynode_get(root, "tasks");
     if (!t) {
         vfail(&c, NULL, "tasks is required");
         goto fail;
     }
     if (parse_tasks(&c, t, js) < 0) goto fail;
-    const ynode *a = yget(root, "attributes");
+    const ynode *a = ynode_get(root, "attributes");
     if (!a) {
         /* Fluxion: Missing key "attributes" in top level mapping */
         vfail(&c, NULL, "attributes is required");
         goto fail;
     }
-    if (!is_null(a) && parse_attributes(&c, a, js) < 0) goto fail;
+    if (!ynode_is_null(a) && parse_attributes(&c, a, js) < 0) goto fail;
     ynode_free(root);
     return js;
 fail:

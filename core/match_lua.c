@@ -522,30 +522,21 @@ static void set_str(lua_State *L, const char *k, const char *v)
 }
 
 /* m:run(op, text, name) -> { ok, jobid, reserved, at, satisfiable, counted,
- *   text (resource-query's -t text), R (the resources alone), info, error,
- *   parse_error } */
+ *   text (resource-query's -t text), R (the resources alone), info,
+ *   stderr (what resource-query prints on stderr for it), error (when the
+ *   command is an error rather than a verdict: why) } */
 static int matcher_run(lua_State *L)
 {
     matcher *m = check_matcher(L, 1);
     const char *opname = luaL_checkstring(L, 2);
     size_t len;
     const char *text = luaL_checklstring(L, 3, &len);
-    const char *name = luaL_optstring(L, 4, "jobspec");
     int op = op_from_name(opname);
     if (op < 0) return luaL_argerror(L, 2, "unknown match operation");
-    char err[512];
     mresult r;
-    bool parsed = true;
     mreapi *ext = ext_matcher(L, 1);
-    if (ext) {
-        err[0] = 0;
-        mr_run(ext, op, text, &r); /* the library parses; its errors come in r.err */
-    } else {
-        mjobspec *js = mj_parse(text, len, name, err, sizeof err);
-        parsed = js != NULL;
-        m_run(m, op, js, &r);
-        mj_free(js);
-    }
+    if (ext) mr_run(ext, op, text, &r);
+    else m_match(m, op, text, len, &r);
     lua_createtable(L, 0, 12);
     lua_pushboolean(L, r.matched);
     lua_setfield(L, -2, "ok");
@@ -562,28 +553,29 @@ static int matcher_run(lua_State *L)
     set_str(L, "text", r.text);
     set_str(L, "R", r.R);
     set_str(L, "info", r.info);
-    if (!parsed) set_str(L, "error", err);
-    else if (r.err[0]) set_str(L, "error", r.err);
-    if (!parsed) {
-        lua_pushboolean(L, 1);
-        lua_setfield(L, -2, "parse_error");
-    }
+    set_str(L, "stderr", r.msgs);
+    if (r.err[0]) set_str(L, "error", r.err);
     m_result_free(&r);
     return 1;
 }
 
+/* m:cancel(id) -> true, visited, finished (the cancel walk's vertices, as
+ * resource-query's `cancel N stats`) | nil, message */
 static int matcher_cancel(lua_State *L)
 {
     matcher *m = check_matcher(L, 1);
     lua_Integer id = luaL_checkinteger(L, 2);
     mreapi *ext = ext_matcher(L, 1);
-    if (ext ? mr_cancel(ext, id) < 0 : m_cancel(m, id) < 0) {
+    unsigned visits[2] = {0, 0};
+    if (ext ? mr_cancel(ext, id, visits) < 0 : m_cancel(m, id, visits) < 0) {
         lua_pushnil(L);
         lua_pushfstring(L, "nonexistent job %I", id);
         return 2;
     }
     lua_pushboolean(L, 1);
-    return 1;
+    lua_pushinteger(L, visits[0]);
+    lua_pushinteger(L, visits[1]);
+    return 3;
 }
 
 static int matcher_info(lua_State *L)

@@ -190,10 +190,17 @@ void mr_run(mreapi *r, int op, const char *jobspec, mresult *res)
     int64_t at = 0;
     double ov = 0;
     r->clear(r->ctx);
-    errno = 0;
+    /* One failure of the library reads errno left by its caller (an update
+     * that finds nothing sets none): resource-query's readline leaves
+     * ENOTTY there, when its commands do not come from a terminal. */
+    errno = ENOTTY;
     int rc = r->match(r->ctx, ops[op], jobspec, (uint64_t)r->next_id, &reserved, &R, &at, &ov);
     int e = errno;
-    take_err(r, res->err, sizeof res->err);
+    /* its messages, as resource-query prints them; the first line, as the
+     * command's error, when it is one */
+    char *msg = (char *)r->errmsg(r->ctx);
+    r->clear(r->ctx);
+    res->msgs = msg ? msg : strdup("");
     if (rc == 0) {
         if (op != MOP_SATISFIABILITY) {
             res->matched = true;
@@ -204,11 +211,19 @@ void mr_run(mreapi *r, int op, const char *jobspec, mresult *res)
         res->satisfiable = e != ENODEV && e != ENOENT;
     }
     /* a failed match uses its id (errno EBUSY or ENODEV, possibly with a
-     * traverser message); a jobspec error (EINVAL) or a writer error does not */
+     * traverser message); a jobspec error (EINVAL), a traverser or writer
+     * error does not */
     bool failed_match = e == EBUSY || e == ENODEV;
     if (op != MOP_SATISFIABILITY && (rc == 0 || failed_match)) {
         res->counted = true;
         r->next_id++;
+    }
+    if (rc != 0 && !failed_match) {
+        const char *m = res->msgs ? res->msgs : "";
+        const char *p = strstr(m, ": ERROR: ");
+        p = p ? p + 9 : m;
+        snprintf(res->err, sizeof res->err, "%.*s", (int)strcspn(p, "\n"), p);
+        if (!res->err[0]) snprintf(res->err, sizeof res->err, "%s", strerror(e));
     }
     res->R = strdup(res->matched && R ? R : "");
     res->info = info_text(res, op);
@@ -220,8 +235,10 @@ void mr_run(mreapi *r, int op, const char *jobspec, mresult *res)
     free(R);
 }
 
-int mr_cancel(mreapi *r, int64_t jobid)
+/* visits: the library does not tell how far its cancel walked (left 0) */
+int mr_cancel(mreapi *r, int64_t jobid, unsigned visits[2])
 {
+    if (visits) visits[0] = visits[1] = 0;
     int rc = r->cancel(r->ctx, (uint64_t)jobid, false) == 0 ? 0 : -1;
     r->clear(r->ctx);
     return rc;

@@ -266,7 +266,7 @@ static json_t *props_json(const mgraph *g, const mg_vertex *x)
     return p;
 }
 
-static json_t *jgf_vertex(const mgraph *g, uint32_t v, unsigned needs, bool excl)
+static json_t *jgf_vertex(const mgraph *g, uint32_t v, unsigned needs, bool excl, const char *label)
 {
     const mg_vertex *x = &g->v[v];
     const char *type = mg_type_name(g, x->type), *basename = mg_str(g, x->basename), *name = mg_str(g, x->name);
@@ -287,6 +287,9 @@ static json_t *jgf_vertex(const mgraph *g, uint32_t v, unsigned needs, bool excl
     if (needs != 1) bad |= json_object_set_new(m, "size", json_integer((json_int_t)needs));
     if (*mg_str(g, x->path))
         bad |= json_object_set_new(m, "paths", json_pack("{s:s}", "containment", mg_str(g, x->path)));
+    /* the jobspec label a match gave the vertex, as Fluxion's writer finds
+     * it in the vertex's ephemeral store */
+    if (label) bad |= json_object_set_new(m, "ephemeral", json_pack("{s:s}", "label", label));
     char id[32];
     snprintf(id, sizeof id, "%lld", (long long)x->uniq_id);
     if (bad) {
@@ -309,7 +312,9 @@ static json_t *jgf_doc(const mgraph *g, const memit *e)
     json_t *nodes = json_array(), *edges = json_array();
     if (!nodes || !edges) goto oom;
     for (uint32_t i = 0; i < e->n; i++)
-        if (json_array_append_new(nodes, jgf_vertex(g, e->verts[i], e->needs[i], e->excl[i]))) goto oom;
+        if (json_array_append_new(nodes, jgf_vertex(g, e->verts[i], e->needs[i], e->excl[i],
+                                                    e->label ? e->label[i] : NULL)))
+            goto oom;
     for (uint32_t i = 0; i < e->ne; i++) {
         char s[32], t[32];
         snprintf(s, sizeof s, "%lld", (long long)g->v[e->esrc[i]].uniq_id);
@@ -565,10 +570,29 @@ static char *dump(json_t *doc)
     return t;
 }
 
+int mw_label(memit *e, uint32_t i, const char *label)
+{
+    if (!e->label) {
+        e->label = calloc(e->cap ? e->cap : 1, sizeof *e->label);
+        e->lcap = e->cap ? e->cap : 1;
+        if (!e->label) return -1;
+    }
+    if (e->lcap < e->cap) {
+        char **p = realloc(e->label, e->cap * sizeof *p);
+        if (!p) return -1;
+        memset(p + e->lcap, 0, (e->cap - e->lcap) * sizeof *p);
+        e->label = p;
+        e->lcap = e->cap;
+    }
+    if (i >= e->lcap) return -1;
+    free(e->label[i]);
+    return (e->label[i] = strdup(label)) ? 0 : -1;
+}
+
 /* Appends what b emitted to a (the vertices and edges alike). */
 static int memit_append(memit *a, const memit *b)
 {
-    uint32_t n = a->n + b->n, ne = a->ne + b->ne;
+    uint32_t n0 = a->n, n = a->n + b->n, ne = a->ne + b->ne;
     if (n > a->cap) {
         uint32_t *v = realloc(a->verts, n * sizeof *v);
         if (v) a->verts = v;
@@ -598,6 +622,8 @@ static int memit_append(memit *a, const memit *b)
     }
     a->n = n;
     a->ne = ne;
+    for (uint32_t i = 0; b->label && i < b->n; i++)
+        if (b->label[i] && mw_label(a, n0 + i, b->label[i]) < 0) return -1;
     return 0;
 }
 
@@ -608,6 +634,8 @@ void mw_pending_free(memit *p)
     free(p->excl);
     free(p->esrc);
     free(p->etgt);
+    for (uint32_t i = 0; p->label && i < p->lcap; i++) free(p->label[i]);
+    free(p->label);
     memset(p, 0, sizeof *p);
 }
 

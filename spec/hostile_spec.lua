@@ -205,3 +205,35 @@ describe("hostile clusters", function()
     assert.is_true(r.secs <= 10, "took " .. r.secs .. " s")
   end)
 end)
+
+describe("hostile names on a terminal", function()
+  after_each(cli.cleanup)
+
+  -- fluence match prints a graph's vertex names and a jobspec's file name
+  -- as resource-query does; on a terminal their control characters are
+  -- shown escaped, not obeyed
+  it("fluence match escapes what the graph and the commands name", function()
+    if os.execute("command -v script >/dev/null 2>&1") ~= true then
+      return pending("script(1) is not installed (bsdutils) for a terminal")
+    end
+    local dir = cli.tmpdir()
+    cli.write(dir .. "/g.json", '{"graph": {"nodes": [' ..
+      '{"id": "0", "metadata": {"type": "cluster", "name": "c\\u001b[31m", "paths": {"containment": "/c"}}},' ..
+      '{"id": "1", "metadata": {"type": "core", "paths": {"containment": "/c/core0"}}}],' ..
+      '"edges": [{"source": "0", "target": "1"}]}}')
+    cli.write(dir .. "/j.yaml", "version: 1\nresources: [{type: slot, count: 1, label: s, " ..
+              "with: [{type: core, count: 1}]}]\ntasks: []\nattributes: {}\n")
+    cli.write(dir .. "/c.in", "match allocate j.yaml\ninfo 1\ncancel 7\nquit\n")
+    local cmd = ("cd %s && env -u LD_PRELOAD script -qec %s /dev/null"):format(cli.quote(dir),
+      cli.quote(cli.quote(cli.bin) .. " match --graph g.json < c.in"))
+    local p = io.popen(cmd)
+    local tty = p:read("a")
+    p:close()
+    assert.is_nil(tty:find("\27[31m", 1, true), tty)
+    assert.truthy(tty:find("c\\x1b[31m[1:s]", 1, true), tty)
+    assert.truthy(tty:find("INFO: 1, ALLOCATED, 0, j.yaml, 0", 1, true), tty)
+    -- off a terminal, resource-query's bytes
+    local r = cli.run{ "match", "--graph", "g.json", stdin = "match allocate j.yaml\n", cwd = dir }
+    assert.truthy(r.out:find("c\27[31m[1:s]", 1, true))
+  end)
+end)

@@ -1,18 +1,21 @@
--- fluence match against Fluxion's own resource-query on random inputs
--- (fuzz/differential.lua: graphs, jobspecs and command scripts, flux-sched-
--- and Fluence-shaped, every policy and output format): the -t text must be
--- byte for byte the same.  1,000 cases from a fixed seed under make test
--- (FLUENCE_DIFF_SEED and FLUENCE_DIFF_CASES choose others); under make check
--- (ASan, valgrind) a small seeded share of them, the C being the same.  The
--- FLUENCE_FLUXION_LIB backend runs a share of the same cases too.  A failing
--- case is kept under build/differential/<seed> with the commands to rerun it.
+-- fluence match against Fluxion's own resource-query on random command
+-- streams (fuzz/differential.lua: graphs, jobspecs -- valid ones and odd
+-- ones mixed -- and command scripts, flux-sched-, Fluence- and storage-
+-- shaped, every policy and output format): the -t text and the lines
+-- printed besides must be byte for byte the same.  300 streams from a fixed
+-- seed under make test, in seconds (FLUENCE_DIFF_SEED and FLUENCE_DIFF_CASES
+-- choose others; `make fluxion-diff` runs thousands, and every stream that
+-- ever differed); under make check (ASan, valgrind) a small seeded share of
+-- them, the C being the same.  The FLUENCE_FLUXION_LIB backend runs a tenth
+-- of them too.  A failing stream is kept under build/differential/<seed>
+-- with the commands to rerun it.
 local cli = require "support.cli"
 local fluxion = require "support.fluxion"
 local diff = dofile(cli.root .. "/fuzz/differential.lua")
 
 local SEED = tonumber(os.getenv("FLUENCE_DIFF_SEED") or "") or 14001
 local CASES = tonumber(os.getenv("FLUENCE_DIFF_CASES") or "") or
-              (os.getenv("FLUENCE_VALGRIND") and 4 or os.getenv("FLUENCE_SANITIZE") and 30 or 1000)
+              (os.getenv("FLUENCE_VALGRIND") and 4 or os.getenv("FLUENCE_SANITIZE") and 30 or 300)
 
 local VALGRIND = "valgrind -q --error-exitcode=99 --leak-check=full " ..
                  "--errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect"
@@ -48,12 +51,12 @@ describe("fluence match and resource-query on random inputs", function()
     return
   end
 
-  it(("agree byte for byte on %d cases from seed %d"):format(CASES, SEED), function()
+  it(("agree byte for byte on %d streams from seed %d"):format(CASES, SEED), function()
     local opts = { fluence = cli.bin, resource_query = fluxion.resource_query,
                    env = os.getenv("FLUENCE_SANITIZE") and "ASAN_OPTIONS=detect_leaks=1" or nil,
                    wrap = os.getenv("FLUENCE_VALGRIND") and VALGRIND or nil }
     local failed, report = run_cases(SEED, CASES, opts, "")
-    assert(failed == 0, ("%d of %d cases from seed %d disagree:\n%s"):format(failed, CASES, SEED,
+    assert(failed == 0, ("%d of %d streams from seed %d disagree:\n%s"):format(failed, CASES, SEED,
       table.concat(report, "\n")))
   end)
 
@@ -67,7 +70,7 @@ describe("fluence match and resource-query on random inputs", function()
     table.sort(env)
     local opts = { fluence = cli.bin, resource_query = fluxion.resource_query, env = table.concat(env, " ") }
     local failed, report = run_cases(SEED, n, opts, ", FLUENCE_FLUXION_LIB")
-    assert(failed == 0, ("%d of %d cases from seed %d disagree through the library:\n%s"):format(failed, n, SEED,
+    assert(failed == 0, ("%d of %d streams from seed %d disagree through the library:\n%s"):format(failed, n, SEED,
       table.concat(report, "\n")))
   end)
 end)

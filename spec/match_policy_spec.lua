@@ -38,9 +38,17 @@ describe("match policies", function()
     { "lonode", "---------core0[1:x] ------node0[1:s] ---small0[1:s]" },
     { "lonodex", "---------core0[1:x] ---------core1[1:x] ---------core2[1:x] ---------core3[1:x] " ..
                  "---------memory0[4:x] ---------memory1[4:x] ------node0[1:x] ---small0[1:s]" },
+    -- small.json lists every edge both ways and its nodes hang from the
+    -- root: walking up from node1, Fluxion's enforce takes the root's first
+    -- in-edge, node0's reverse edge, and marks the edge to node0, which a
+    -- node-exclusive update then takes whole too
     { "hinodex", "---------core0[1:x] ---------core1[1:x] ---------core2[1:x] ---------core3[1:x] " ..
+                 "---------memory0[4:x] ---------memory1[4:x] ------node0[1:x] " ..
+                 "---------core0[1:x] ---------core1[1:x] ---------core2[1:x] ---------core3[1:x] " ..
                  "---------memory0[4:x] ---------memory1[4:x] ---------gpu0[1:x] ------node1[1:x] ---small0[1:s]" },
     { "firstnodex", "---------core0[1:x] ---------core1[1:x] ---------core2[1:x] ---------core3[1:x] " ..
+                    "---------memory0[4:x] ---------memory1[4:x] ------node0[1:x] " ..
+                    "---------core0[1:x] ---------core1[1:x] ---------core2[1:x] ---------core3[1:x] " ..
                     "---------memory0[4:x] ---------memory1[4:x] ---------gpu0[1:x] ------node1[1:x] ---small0[1:s]" },
     { "policy=low node_centric=true", "---------core0[1:x] ------node0[1:s] ---small0[1:s]" },
   }
@@ -78,7 +86,7 @@ describe("match policies", function()
 
   it("prunes nodes by RFC 31 properties", function()
     local m = assert(match.new(g, { policy = "low" }))
-    local want = js(NODE_CORES, "    constraints:\n      properties: [gpu-node]\n")
+    local want = js(NODE_CORES, "    constraints:\n      properties: [\"gpu-node\"]\n")
     assert.are.equal("---------core0[1:x] ---------core1[1:x] ------node1[1:s] ---small0[1:s]",
                      picked(m:run("allocate", want, "x")))
     local avoid = js(NODE_CORES, "    constraints:\n      properties: [\"^gpu-node\"]\n")
@@ -86,10 +94,19 @@ describe("match policies", function()
                      picked(m:run("allocate", avoid, "x")))
     local host = js(NODE_CORES, "    constraints:\n      hostlist: [\"node[1]\"]\n")
     assert.matches("node1", picked(m:run("allocate", host, "x")))
-    local none = js(NODE_CORES, "    constraints:\n      properties: [no-such-property]\n")
+    local none = js(NODE_CORES, "    constraints:\n      properties: [\"no-such-property\"]\n")
     local r = m:run("allocate_with_satisfiability", none, "x")
     assert.is_false(r.ok)
     assert.is_false(r.satisfiable)
+  end)
+
+  it("takes only quoted property names, as Fluxion's jobspec reader does", function()
+    local m = assert(match.new(g, { policy = "low" }))
+    local r = m:run("allocate", js(NODE_CORES, "    constraints:\n      properties: [gpu-node]\n"))
+    assert.is_false(r.ok)
+    assert.is_false(r.counted)
+    assert.are.equal("Jobspec error for 1: non-string property specified", r.error)
+    assert.are.equal("match_allocate: ERROR: Jobspec error for 1: non-string property specified\n", r.stderr)
   end)
 end)
 
@@ -143,12 +160,12 @@ describe("match operations", function()
     assert.are.equal(3, b.jobid)
   end)
 
-  it("does not use an id for a jobspec that fails to parse", function()
+  it("does not use an id for a jobspec that fails to parse, and says why as Fluxion does", function()
     local m = assert(match.new(g, { policy = "first" }))
-    local r = m:run("allocate", "version: 1\n", "bad.yaml")
+    local r = m:run("allocate", "version: 1\n")
     assert.is_false(r.ok)
-    assert.is_true(r.parse_error)
-    assert.are.equal("bad.yaml: resources is required", r.error)
+    assert.is_false(r.counted)
+    assert.are.equal('Jobspec error for 1: Missing key "resource" in top level mapping', r.error)
     assert.are.equal(1, m:next_jobid())
   end)
 

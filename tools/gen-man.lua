@@ -79,9 +79,11 @@ its rank, or dropped and why.  Exits 1 when a selection fails; the table still
 shows why.  Coloured when stdout is a terminal and NO_COLOR is not set.]],
   match = [[Reads resource-query commands on stdin (match allocate FILE, match
 allocate_orelse_reserve FILE, match allocate_with_satisfiability FILE, match
-satisfiability FILE, cancel N, info N, quit) or takes jobspec files as arguments,
-and matches them against the JGF resource graph given with --graph, the way
-Fluxion would.]],
+satisfiability FILE, cancel N [stats], info N, quit) or takes jobspec files as
+arguments, and matches them against the JGF resource graph given with --graph,
+the way Fluxion v0.54 would: jobspecs read as Fluxion reads them, the same job
+ids, and what resource-query writes to its -t file on stdout, what it prints
+besides (errors, info lines) on stderr.]],
   jobspec = [[Prints the compute jobspec and one device jobspec per virtual resource type that
 Fluence builds for each group in the manifests.]],
   graph = [[Reads the cluster's nodes (allocatable, else capacity: cores, memory in MB,

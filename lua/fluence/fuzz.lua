@@ -174,9 +174,30 @@ function fuzz.offerings(data)
   if not ok and not errors.is(e) and type(e) ~= "string" then error(e, 0) end
 end
 
+-- A small graph (a node of two sockets of cores, gpus and memory) for the
+-- jobspec target's matches.
+local SMALL = '{"graph": {"nodes": [' ..
+  '{"id": "0", "metadata": {"type": "cluster", "paths": {"containment": "/cluster0"}}},' ..
+  '{"id": "1", "metadata": {"type": "node", "rank": 0, "properties": {"fast": ""}, ' ..
+  '"paths": {"containment": "/cluster0/node0"}}},' ..
+  '{"id": "2", "metadata": {"type": "socket", "paths": {"containment": "/cluster0/node0/socket0"}}},' ..
+  '{"id": "3", "metadata": {"type": "core", "paths": {"containment": "/cluster0/node0/socket0/core0"}}},' ..
+  '{"id": "4", "metadata": {"type": "core", "id": 1, "paths": {"containment": "/cluster0/node0/socket0/core1"}}},' ..
+  '{"id": "5", "metadata": {"type": "gpu", "paths": {"containment": "/cluster0/node0/socket0/gpu0"}}},' ..
+  '{"id": "6", "metadata": {"type": "memory", "size": 4, "paths": {"containment": "/cluster0/node0/socket0/memory0"}}}],' ..
+  '"edges": [{"source": "0", "target": "1"}, {"source": "1", "target": "2"}, {"source": "2", "target": "3"}, ' ..
+  '{"source": "2", "target": "4"}, {"source": "2", "target": "5"}, {"source": "2", "target": "6"}]}}'
+
+-- Jobspecs: fluence's reader, and Fluxion's with a whole match after it
+-- (fluence match reads a jobspec as Fluxion does, then matches it).
 function fuzz.jobspec(data)
   local match = require "fluence.match"
   match.parse_jobspec(data, "fuzz.yaml")
+  local m = match.new(assert(match.load_jgf(SMALL, "small.json")), { policy = "first", format = "jgf" })
+  m:run("allocate", data)
+  m:run("allocate_orelse_reserve", data)
+  m:run("allocate_with_satisfiability", data)
+  m:run("satisfiability", data)
 end
 
 function fuzz.jgf(data)

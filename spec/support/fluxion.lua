@@ -48,22 +48,23 @@ end
 M.valgrind = false
 
 -- resource-query -L GRAPH -f LOADFMT -S CA -P POLICY -F FORMAT -t OUT < script,
--- run in dir; returns the -t text (nil + stderr when it failed).  loadfmt:
--- "jgf" (default) or "grug".
+-- run in dir; returns the -t text and what it printed besides (its info
+-- lines on stdout and its errors on stderr, in order), or nil and that
+-- when it failed.  loadfmt: "jgf" (default) or "grug".
 function M.query(dir, graph, policy, format, script, loadfmt)
   local base = os.tmpname()
   local f = assert(io.open(base .. ".in", "wb"))
   f:write(script)
   if not script:find("\nquit\n?$") then f:write("\nquit\n") end
   f:close()
-  local cmd = ("cd %s && env -u LD_PRELOAD timeout 120 %s -L %s -f %s -S CA -P %s -F %s -d -t %s <%s >/dev/null 2>%s"):format(
+  local cmd = ("cd %s && env -u LD_PRELOAD timeout 120 %s -L %s -f %s -S CA -P %s -F %s -d -t %s <%s >%s 2>&1"):format(
     cli.quote(dir), cli.quote(M.resource_query), cli.quote(graph), loadfmt or "jgf", cli.quote(policy), cli.quote(format),
     cli.quote(base .. ".out"), cli.quote(base .. ".in"), cli.quote(base .. ".err"))
   local ok = os.execute(cmd)
   local out, err = cli.slurp(base .. ".out"), cli.slurp(base .. ".err")
   os.remove(base); os.remove(base .. ".in"); os.remove(base .. ".out"); os.remove(base .. ".err")
   if not ok then return nil, err end
-  return out or ""
+  return out or "", err or ""
 end
 
 return M

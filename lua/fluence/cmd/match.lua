@@ -25,63 +25,100 @@ local function words(line)
   return t
 end
 
--- Runs a command script; returns the -t text and the stderr text.
+-- resource-query reads a job id with C's strtoll (info: atoll, the same):
+-- leading blanks, a sign, decimal digits (none: 0), clamped to 64 bits
+local function strtoll(s)
+  local sign, digits = s:match("^%s*([+-]?)(%d*)")
+  digits = (digits or ""):gsub("^0+", "")
+  if digits == "" then return 0 end
+  if #digits > 19 or (#digits == 19 and digits > "9223372036854775807") then
+    return sign == "-" and math.mininteger or math.maxinteger
+  end
+  local v = math.tointeger(tonumber(digits))
+  return sign == "-" and -v or v
+end
+
+-- resource-query's commands (name or abbreviation) that fluence match does
+-- not run; any other first word is ignored, as resource-query ignores it
+local UNSUPPORTED = { ["multi-match"] = true, M = true, update = true, u = true, attach = true, j = true,
+                      remove = true, find = true, f = true, ["partial-cancel"] = true, pc = true,
+                      ["set-property"] = true, p = true, ["get-property"] = true, g = true,
+                      ["set-status"] = true, t = true, ["get-status"] = true, e = true, list = true, l = true,
+                      stat = true, s = true, cat = true, a = true, help = true, h = true }
+
+local SUBCMDS = { allocate = true, allocate_orelse_reserve = true, allocate_with_satisfiability = true,
+                  satisfiability = true }
+
+-- Runs a command script as resource-query does: returns the -t text and
+-- what resource-query prints besides it, in order (its errors on stderr,
+-- its info lines on stdout; the time an info line ends with is 0 here).
 function M.script(m, text)
   local out, err = {}, {}
   local specs = {}
   for line in (text .. "\n"):gmatch("([^\n]*)\n") do
     local w = words(line)
     local cmd = w[1]
-    if not cmd or cmd:sub(1, 1) == "#" then
-      -- blank line or comment
-    elseif cmd == "quit" or cmd == "q" then
+    if cmd == "quit" or cmd == "q" then
       break
     elseif cmd == "match" or cmd == "m" then
       if #w ~= 3 then
         err[#err + 1] = "ERROR: malformed command\n"
+      elseif w[2] == "without_allocating" or w[2] == "without_allocating_future" then
+        err[#err + 1] = ("ERROR: fluence match does not support match %s\n"):format(w[2])
+      elseif not SUBCMDS[w[2]] then
+        err[#err + 1] = "ERROR: unknown subcmd " .. w[2] .. "\n"
       else
         local op, file = w[2], w[3]
-        if op ~= "allocate" and op ~= "allocate_orelse_reserve" and
-           op ~= "allocate_with_satisfiability" and op ~= "satisfiability" then
-          err[#err + 1] = "ERROR: unknown subcmd " .. op .. "\n"
+        local js = sys.read_file(file)
+        if not js then
+          err[#err + 1] = "ERROR: can't open " .. file .. "\n"
         else
-          local js = sys.read_file(file)
-          if not js then
-            err[#err + 1] = "ERROR: can't open " .. file .. "\n"
-          else
-            local r = m:run(op, js, file)
-            if r.error then
-              local e = r.error:find("^match_allocate") and r.error or "match_allocate: ERROR: " .. r.error
-              err[#err + 1] = e .. "\n"
-            end
-            out[#out + 1] = r.text
-            if r.ok then specs[r.jobid] = file end
-          end
+          local r = m:run(op, js)
+          err[#err + 1] = r.stderr
+          out[#out + 1] = r.text
+          if r.ok then specs[r.jobid] = file end
         end
       end
     elseif cmd == "cancel" or cmd == "c" then
-      local id = tonumber(w[2] or "")
       if #w < 2 or #w > 3 then
         err[#err + 1] = "ERROR: malformed command\n"
       else
-        local ok = id and m:cancel(math.tointeger(id) or -1)
-        if not ok then err[#err + 1] = ("ERROR: nonexistent job %s\n"):format(w[2]) end
+        local id = strtoll(w[2])
+        local ok, pre, post = m:cancel(id)
+        if not ok then
+          err[#err + 1] = ("cancel: ERROR: nonexistent job %u\n"):format(id)
+        elseif w[3] == "stats" and m:backend() == "builtin" then
+          out[#out + 1] = ('INFO: =============================\nINFO: CANCEL PREORDER COUNT="%d"\n' ..
+                           'INFO: CANCEL POSTORDER COUNT="%d"\nINFO: =============================\n'):format(pre, post)
+        elseif w[3] == "stats" then
+          err[#err + 1] = "ERROR: cancel stats: Fluxion's library does not tell its cancel's visit counts\n"
+        end
       end
     elseif cmd == "info" or cmd == "i" then
-      local id = math.tointeger(tonumber(w[2] or "") or -1)
-      local info = id and m:info(id)
       if #w ~= 2 then
         err[#err + 1] = "ERROR: malformed command\n"
-      elseif not info then
-        err[#err + 1] = ("ERROR: jobid doesn't exist: %s\n"):format(w[2])
       else
-        err[#err + 1] = ("INFO: %d, %s, %d, %s, 0\n"):format(id, info.state, info.at, specs[id] or "")
+        local id = strtoll(w[2])
+        local info = m:info(id)
+        if not info then
+          err[#err + 1] = ("info: ERROR: nonexistent job %u\n"):format(id)
+        else
+          err[#err + 1] = ("INFO: %u, %s, %d, %s, 0\n"):format(id, info.state, info.at, specs[id] or "")
+        end
       end
-    else
-      err[#err + 1] = "ERROR: unknown command: " .. cmd .. "\n"
+    elseif cmd and UNSUPPORTED[cmd] then
+      err[#err + 1] = ("ERROR: fluence match does not support resource-query's %s command\n"):format(cmd)
     end
   end
   return table.concat(out), table.concat(err)
+end
+
+-- A graph's names and a jobspec's strings are not ours: on a terminal their
+-- control characters are shown escaped (a file or a pipe gets
+-- resource-query's bytes).
+local function for_fd(fd, text)
+  if not sys.isatty(fd) then return text end
+  return (text:gsub("[%z\1-\8\11-\31\127]", function(c) return ("\\x%02x"):format(c:byte()) end))
 end
 
 function M.run(args)
@@ -110,8 +147,8 @@ function M.run(args)
     script = text
   end
   local out, err = M.script(m, script)
-  if err ~= "" then sys.write(2, err) end
-  sys.write(1, out)
+  if err ~= "" then sys.write(2, for_fd(2, err)) end
+  sys.write(1, for_fd(1, out))
   return sys.EXIT.OK
 end
 
