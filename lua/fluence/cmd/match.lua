@@ -113,12 +113,12 @@ function M.script(m, text)
   return table.concat(out), table.concat(err)
 end
 
--- A graph's names and a jobspec's strings are not ours: on a terminal their
--- control characters are shown escaped (a file or a pipe gets
--- resource-query's bytes).
-local function for_fd(fd, text)
-  if not sys.isatty(fd) then return text end
-  return (text:gsub("[%z\1-\8\11-\31\127]", function(c) return ("\\x%02x"):format(c:byte()) end))
+-- A graph's names and a jobspec's strings are not ours: on a terminal
+-- stdout shows them escaped as every message is (sys.escape; stderr is
+-- always escaped by sys.write), a file or a pipe gets resource-query's bytes.
+local function for_stdout(text)
+  if not sys.isatty(1) then return text end
+  return sys.escape(text, true)
 end
 
 function M.run(args)
@@ -147,8 +147,8 @@ function M.run(args)
     script = text
   end
   local out, err = M.script(m, script)
-  if err ~= "" then sys.write(2, for_fd(2, err)) end
-  sys.write(1, for_fd(1, out))
+  if err ~= "" then sys.write(2, err) end
+  sys.write(1, for_stdout(out))
   return sys.EXIT.OK
 end
 
