@@ -12,8 +12,11 @@ local std_table = require("fluence.guard_table").install(table)
 local sys = require "fluence.sys"
 
 local HOSTILE = 'string.find(string.rep("a", 40000), ".-.-.-.-.-.-.-.-b")'
--- "within the limit": 0.3 s asked, under 2 s (6 under the sanitizers) taken
-local MAX = os.getenv("FLUENCE_SANITIZE") and 6 or 2
+-- A hang detector, not a timing: these loops would run for hours unless
+-- the limit stopped them, and the message proves which limit did.  How
+-- promptly it stops is a benchmark's question (a loaded machine took 4.7 s
+-- of wall time for a 0.3 s limit once), so the bound is generous.
+local MAX = os.getenv("FLUENCE_SANITIZE") and 60 or 20
 
 -- Runs src as a plugin chunk named @plug.lua under a limit of `limit` s;
 -- returns the error message (or nil), the results, and the seconds it took.
