@@ -8,7 +8,9 @@
 #                   and fluence.so where lua5.4 (and busted) find them, for
 #                   require("fluence.testing") in plain busted specs
 
-VERSION  := 0.1.0
+# The version, for the binary, the man page, the tarballs, the .deb and the
+# krew manifest: the file VERSION is its one place.
+VERSION  := $(shell cat VERSION)
 PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
 MANDIR   ?= $(PREFIX)/share/man
@@ -16,6 +18,7 @@ LUADIR   ?= $(PREFIX)/share/lua/5.4
 LUACDIR  ?= $(PREFIX)/lib/lua/5.4
 CC       ?= cc
 LUA      ?= lua5.4
+PKG_CONFIG ?= pkg-config
 PKGS     := lua5.4 lua5.4-lpeg yaml-0.1 libcurl jansson libcrypto
 
 # Debian packages: build, then test (servers, certificates, memory checkers).
@@ -29,10 +32,10 @@ WARN     := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
 ifdef WERROR
 WARN     += -Werror
 endif
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 # libcurl and libcrypto are not linked: core/lazylib.c loads them on first
 # use (linking libcurl cost ~15 ms at every start); their headers are used.
-PKG_LIBS   := $(shell pkg-config --libs lua5.4 lua5.4-lpeg yaml-0.1 jansson 2>/dev/null)
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs lua5.4 lua5.4-lpeg yaml-0.1 jansson 2>/dev/null)
 CFLAGS   ?= $(OPT) -g
 ALL_CFLAGS = $(WARN) $(CFLAGS) $(SAN) -fPIC -D_GNU_SOURCE -DFLUENCE_VERSION='"$(VERSION)"' \
              -Icore -Ibuild/gen $(PKG_CFLAGS)
@@ -70,7 +73,7 @@ $(B)/gen/embed.c: $(LUA_SRC) tools/embed.lua | $(B)/gen
 $(B)/obj/gen_%.o: $(B)/gen/%.c | $(B)/obj
 	$(CC) $(ALL_CFLAGS) -Wno-overlength-strings -c -o $@ $<
 
-$(B)/obj/%.o: core/%.c $(wildcard core/*.h) | $(B)/obj
+$(B)/obj/%.o: core/%.c $(wildcard core/*.h) VERSION | $(B)/obj
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(B)/libfluence.a: $(CORE_OBJ) $(GEN_OBJ)
@@ -191,3 +194,6 @@ uninstall:
 
 clean:
 	rm -rf build build-* bin
+
+# make dist, make deb: release artifacts, outside make test.
+include packaging/release.mk

@@ -6,7 +6,7 @@
 --   lua5.4 tools/gen-man.lua --date 2026-11-22 > docs/fluence.1
 --
 -- The date is --date, else SOURCE_DATE_EPOCH, else today (UTC); the version
--- is the Makefile's VERSION.  spec/man_spec.lua checks that docs/fluence.1
+-- is the file VERSION.  spec/man_spec.lua checks that docs/fluence.1
 -- is what this script prints (with the page's own date) and that groff
 -- renders it without warnings.
 local here = (arg and arg[0] or ""):match("^(.*)/tools/[^/]*$") or "."
@@ -28,9 +28,9 @@ end
 
 local version = "unknown"
 do
-  local f = io.open(here .. "/Makefile")
+  local f = io.open(here .. "/VERSION")   -- the version's one place
   if f then
-    version = f:read("a"):match("\nVERSION%s*:?=%s*(%S+)") or version
+    version = f:read("l") or version
     f:close()
   end
 end
