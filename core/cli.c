@@ -38,7 +38,7 @@ static const struct verb verbs[] = {
     {"new", V_NEW, "policy|provider NAME [--dir DIR]", "create a plugin with a spec and a test case that pass 'fluence test'"},
     {"check", V_CHECK, "[PATH...] [options]", "check manifests' select-policy and plugin files, located, without selecting"},
     {"test", V_TEST, "[PATH...] [options]", "run plugin tests: busted specs (*_spec.lua) and cases (*.test.yaml), in process"},
-    {"completion", V_COMPLETION, "bash|zsh|kubectl", "print a shell completion script (kubectl: the kubectl_complete-fluence helper)"},
+    {"completion", V_COMPLETION, "bash|zsh|fish|kubectl", "print a shell completion script (kubectl: the kubectl_complete-fluence helper)"},
     {"version", V_VERSION, "", "print the version"},
     {"help", V_HELP, "[VERB]", "show help for a verb"},
 };
