@@ -74,3 +74,4 @@ for arch in "$@"; do
 done
 sh tools/krew-manifest.sh -v "v$version" $tarballs > dist/fluence.yaml
 echo "dist: dist/fluence.yaml (krew)" >&2
+sh spec/run spec/release_spec.lua >&2
