@@ -11,9 +11,11 @@
 enum { V_SELECT = 1 << 0, V_APPLY = 1 << 1, V_CREATE = 1 << 2, V_RUN = 1 << 3,
        V_EXPLAIN = 1 << 4, V_MATCH = 1 << 5, V_JOBSPEC = 1 << 6, V_POLICIES = 1 << 7,
        V_PROVIDERS = 1 << 8, V_COMPLETION = 1 << 9, V_VERSION = 1 << 10, V_HELP = 1 << 11,
-       V_GRAPH = 1 << 12, V_TEST = 1 << 13, V_CHECK = 1 << 14, V_NEW = 1 << 15 };
+       V_GRAPH = 1 << 12, V_TEST = 1 << 13, V_CHECK = 1 << 14, V_NEW = 1 << 15,
+       V_FN = 1 << 16 };
 #define V_APPLYING (V_APPLY | V_CREATE)
-#define V_SELECTING (V_SELECT | V_APPLYING | V_RUN | V_EXPLAIN)
+#define V_SELECTING (V_SELECT | V_APPLYING | V_RUN | V_EXPLAIN | V_FN)
+#define V_FILES (V_SELECTING & ~V_FN)   /* the selecting verbs reading -f: fn reads a ResourceList */
 #define V_PLUGINS (V_TEST | V_CHECK)   /* the plugin authors' verbs that load plugins */
 #define V_ALL 0xffffffffu
 
@@ -30,6 +32,7 @@ static const struct verb verbs[] = {
     {"create", V_CREATE, "-f FILE [options]", "select, then create every object (fails if one exists)"},
     {"run", V_RUN, "POLICY.lua -f FILE [options]", "select with a policy written in Lua (a file returning a pipeline or a function)"},
     {"explain", V_EXPLAIN, "-f FILE [options]", "show, per object, every backend, its attributes and what each stage did"},
+    {"fn", V_FN, "[options] < ResourceList", "run as a KRM function (kpt, kustomize): select in a ResourceList read on stdin"},
     {"match", V_MATCH, "--graph GRAPH.json [JOBSPEC...]", "Fluxion-compatible matching: resource-query commands on stdin, or jobspecs"},
     {"jobspec", V_JOBSPEC, "-f FILE", "print the Fluxion jobspecs Fluence builds for each group in the manifests"},
     {"graph", V_GRAPH, "[--context NAME]... [-o jgf|tree] [--now]", "print the resource graph Fluence builds from a cluster's nodes and offerings"},
@@ -64,7 +67,7 @@ static const struct option options[] = {
     {"dir", 0, VALUE, 0, V_NEW, "DIR", "where to create the plugin and its tests (default ~/.fluence)"},
     {"dry-run", 0, OPTIONAL, 0, V_APPLYING, "MODE", "none, client (print only; the default when given alone) or server"},
     {"field-manager", 0, VALUE, 0, V_APPLYING, "NAME", "server-side apply field manager (default kubectl-fluence)"},
-    {"filename", 'f', VALUE, 1, V_SELECTING | V_JOBSPEC, "FILE", "manifest file, directory, or - for stdin; repeatable"},
+    {"filename", 'f', VALUE, 1, V_FILES | V_JOBSPEC, "FILE", "manifest file, directory, or - for stdin; repeatable"},
     {"fluence-ns", 0, VALUE, 0, V_SELECTING | V_JOBSPEC | V_GRAPH, "NS", "namespace of the fluence-resources ConfigMap (default kube-system)"},
     {"force-conflicts", 0, FLAG, 0, V_APPLYING, NULL, "take ownership of fields other managers set"},
     {"force-select", 0, FLAG, 0, V_SELECTING, NULL, "replace an existing require-backend pin"},
@@ -87,7 +90,7 @@ static const struct option options[] = {
     {"policy-dir", 0, VALUE, 1, V_SELECTING | V_POLICIES | V_COMPLETION | V_PLUGINS, "DIR", "extra directory of policy plugins (searched first); repeatable"},
     {"provider", 0, VALUE, 1, V_SELECTING, "NAME", "also consult this provider; repeatable"},
     {"provider-dir", 0, VALUE, 1, V_SELECTING | V_PROVIDERS | V_COMPLETION | V_PLUGINS, "DIR", "extra directory of provider plugins (searched first); repeatable"},
-    {"recursive", 'R', FLAG, 0, V_SELECTING | V_JOBSPEC, NULL, "descend into directories given with -f"},
+    {"recursive", 'R', FLAG, 0, V_FILES | V_JOBSPEC, NULL, "descend into directories given with -f"},
     {"request-timeout", 0, VALUE, 0, V_SELECTING | V_GRAPH, "SECONDS", "timeout of each cluster request (default 30)"},
     {"require-offerings", 0, FLAG, 0, V_SELECTING, NULL, "fail when the cluster's offerings cannot be read"},
     {"verbose", 'v', COUNT, 0, V_ALL, NULL, "more detail on stderr (repeat for more)"},
@@ -452,7 +455,8 @@ int fluence_cli_help(FILE *f, const char *prog, const char *verb_name)
  *   { verbs = { {name=, args=, summary=}, ... },
  *     options = { {name=, short=, arg="flag"|"value"|"optional"|"count",
  *                  ["repeat"]=bool, verbs={"select", ...}, metavar=, help=}, ... },
- *     exit_codes = { {code=, meaning=}, ... } } */
+ *     exit_codes = { {code=, meaning=}, ... },
+ *     check = function(name, value) } */
 static void set_string(lua_State *L, const char *key, const char *value)
 {
     if (!value) return;
@@ -460,10 +464,24 @@ static void set_string(lua_State *L, const char *key, const char *value)
     lua_setfield(L, -2, key);
 }
 
+/* clispec.check(name, value) -> nil | what the option expects: the command
+ * line's own check of a numeric option's value, for values that come from
+ * elsewhere (fluence fn's functionConfig). */
+static int clispec_check(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1), *value = luaL_checkstring(L, 2);
+    const struct option *o = find_long(name, strlen(name), V_ALL);
+    const char *want = o ? numeric_problem(o, value) : NULL;
+    if (want) lua_pushstring(L, want); else lua_pushnil(L);
+    return 1;
+}
+
 int luaopen_fluence_clispec(lua_State *L)
 {
     static const char *const argkinds[] = {"flag", "value", "optional", "count"};
-    lua_createtable(L, 0, 3);
+    lua_createtable(L, 0, 4);
+    lua_pushcfunction(L, clispec_check);
+    lua_setfield(L, -2, "check");
     lua_createtable(L, (int)COUNTOF(verbs), 0);
     for (size_t i = 0; i < COUNTOF(verbs); i++) {
         lua_createtable(L, 0, 3);
