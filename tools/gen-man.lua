@@ -73,6 +73,19 @@ the input, whether or not the object has a select-policy annotation.]],
 pipeline reads (and the provider of each) and one column per stage: kept with
 its rank, or dropped and why.  Exits 1 when a selection fails; the table still
 shows why.  Coloured when stdout is a terminal and NO_COLOR is not set.]],
+  fn = [[A KRM function (the KRM Functions Specification): reads a ResourceList
+(config.kubernetes.io/v1) on stdin and writes it to stdout with the items select
+would pin pinned (every other byte kept, config.kubernetes.io annotations
+included) and one entry in results per selection, note and failure.  Options
+come from the command line and from the functionConfig, which wins: a
+ConfigMap whose data keys are the long option names (kpt fn eval DIR --exec
+"fluence fn" -- attributes=attrs.yaml offline=true), or a FluenceSelect
+(fluence.flux-framework.org/v1alpha1) with the same keys under spec, where
+attributes may be written inline.  fn CONFIG reads the functionConfig from a
+file; with a plain stream of objects on stdin (kustomize's exec plugins) it
+answers as select -f - would.  Exits 1 with the ResourceList and its error
+results when a selection fails, 3 for a bad functionConfig.  See
+docs/gitops.md.]],
   match = [[Reads resource-query commands on stdin (match allocate FILE, match
 allocate_orelse_reserve FILE, match allocate_with_satisfiability FILE, match
 satisfiability FILE, cancel N, info N, quit) or takes jobspec files as arguments,

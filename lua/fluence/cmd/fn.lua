@@ -260,12 +260,17 @@ end
 local function with_results(text, rl, list)
   if #list == 0 then return text end
   if text:match("^%s*{") then
-    rl.results = rl.results or json.array{}
-    for _, r in ipairs(list) do rl.results[#rl.results + 1] = r end
-    return json.encode(rl, { indent = 2 }) .. "\n"
+    local edited = json.decode(text)
+    edited.results = edited.results or json.array{}
+    for _, r in ipairs(list) do edited.results[#edited.results + 1] = r end
+    return json.encode(edited, { indent = 2 }) .. "\n"
   end
   if text:sub(-1) ~= "\n" then text = text .. "\n" end
   local existing = rl.results
+  if existing ~= nil and existing ~= yaml.null then
+    rl = yaml.decode(text, NAME)    -- the places in the edited text
+    existing = rl.results
+  end
   if existing == nil or existing == yaml.null then
     return text .. "results:\n" .. results_yaml(list, 0)
   end
@@ -279,12 +284,14 @@ local function with_results(text, rl, list)
   end
   local lines = {}
   for l in text:gmatch("([^\n]*)\n") do lines[#lines + 1] = l end
-  local rmark = type(existing) == "table" and #existing > 0 and yaml.marks(existing)
-  if not rmark or not lines[line]:match("^results:%s*$") then
+  -- the first entry's dash gives the list's indentation
+  local first = type(existing) == "table" and type(existing[1]) == "table" and yaml.marks(existing[1])
+  local indent = first and lines[first.line] and lines[first.line]:match("^( *)%- ")
+  if not indent or not lines[line]:match("^results:%s*$") then
     errors.raise("INPUT", "%s:%d:1: results: a flow-style list cannot be appended to; write it as a block list",
                  NAME, line)
   end
-  local indent = rmark.col - 1
+  indent = #indent
   local stop = (next_line or #lines + 1) - 1
   while stop > line and lines[stop]:match("^%s*$") do stop = stop - 1 end
   local before = table.concat(lines, "\n", 1, stop) .. "\n"
