@@ -64,6 +64,8 @@ static const struct option options[] = {
     {"confirm", 0, FLAG, 0, V_APPLYING, NULL, "show the selections and ask y/n on the terminal before applying"},
     {"context", 0, VALUE, 1, V_SELECTING | V_GRAPH, "NAME", "kubeconfig context; repeat to choose among clusters"},
     {"cost-tol", 0, VALUE, 0, V_SELECTING, "N[%]", "band of the cost and queue rankers: N absolute (default 0), N% of the best"},
+    {"coverage", 0, FLAG, 0, V_TEST, NULL, "report which lines of each plugin file the tests ran"},
+    {"coverage-min", 0, VALUE, 0, V_TEST, "PERCENT", "exit 1 when the tests ran fewer than PERCENT of the plugins' lines (implies --coverage)"},
     {"dir", 0, VALUE, 0, V_NEW, "DIR", "where to create the plugin and its tests (default ~/.fluence)"},
     {"dry-run", 0, OPTIONAL, 0, V_APPLYING, "MODE", "none, client (print only; the default when given alone) or server"},
     {"field-manager", 0, VALUE, 0, V_APPLYING, "NAME", "server-side apply field manager (default kubectl-fluence)"},
@@ -115,6 +117,7 @@ static const struct numeric {
     const char *expected;
 } numerics[] = {
     {"cost-tol", NUM_BAND, "a number >= 0, or a percentage of the best value (like 0.05 or 5%)"},
+    {"coverage-min", NUM_PLAIN, "a percentage from 0 to 100"},
     {"plugin-timeout", NUM_PLAIN, "a number of seconds >= 0 (0: no limit)"},
     {"request-timeout", NUM_DURATION, "a duration >= 0 (seconds, or like 30s, 1m, 500ms)"},
 };

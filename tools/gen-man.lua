@@ -120,7 +120,10 @@ provider and select.  Plugins come from --policy-dir/--provider-dir, the test's
 project (the nearest directory above it with policies/ or providers/) and the
 usual search path.  Prints one line per failure (FILE:LINE: name: message) and
 "N passed, M failed" last; exit 1 when a test fails, 3 when a test file is
-malformed (located; nothing runs).  See docs/testing-plugins.md.]],
+malformed (located; nothing runs).  --coverage then lists, per plugin file of
+the tested projects, the lines with code, the lines the tests ran and those
+they missed; --coverage-min PERCENT exits 1 below that total.  See
+docs/testing-plugins.md.]],
   completion = [[bash and zsh print a script to source; kubectl prints the
 kubectl_complete-fluence helper that kubectl (1.26 or later) runs to complete
 "kubectl fluence ...": install it executable on PATH.]],

@@ -3,7 +3,9 @@
 -- (*.test.yaml) -- found recursively under each PATH (default .), in
 -- process.  Prints one line per failure (FILE:LINE: NAME: message) and, last,
 -- "N passed, M failed"; -o junit / -o tap write JUnit XML / TAP instead
--- (the failure lines and the summary then go to stderr).
+-- (the failure lines and the summary then go to stderr).  --coverage adds,
+-- per plugin file, the lines the tests ran and missed (testing/coverage.lua);
+-- --coverage-min PERCENT fails the run (exit 1) below that.
 --
 -- Exit: 0 all passed, 1 some failed, 2 usage (no tests found ...), 3 a
 -- malformed test file (a YAML or Lua error, an unknown key, a missing
@@ -37,6 +39,34 @@ local function discover(path, out, seen)
 end
 
 local FORMATS = { text = true, junit = true, tap = true }
+
+-- The plugin files the tests are about: those of every test file's project
+-- and of --policy-dir/--provider-dir (the built-ins are fluence's own).
+local function plugin_files(tests)
+  local dirs, seen_dir, out, seen = {}, {}, {}, {}
+  local function add_dirs(list)
+    for _, d in ipairs(list) do
+      if not seen_dir[d] then seen_dir[d] = true; dirs[#dirs + 1] = d end
+    end
+  end
+  for _, f in ipairs(tests) do
+    local p = project.of(f.path)
+    add_dirs(p.policy_dirs)
+    add_dirs(p.provider_dirs)
+  end
+  for _, d in ipairs(dirs) do
+    local names = sys.list_dir(d) or {}
+    table.sort(names)
+    for _, n in ipairs(names) do
+      local path = d .. "/" .. n
+      if n:match("^[^.].*%.lua$") and sys.kind(path) == "file" then
+        local _, id = sys.kind(path)
+        if not seen[id] then seen[id] = true; out[#out + 1] = path end
+      end
+    end
+  end
+  return out
+end
 
 function cmd.run(args)
   local opts = args.opts
@@ -74,6 +104,14 @@ function cmd.run(args)
     return sys.EXIT.INPUT
   end
 
+  -- --coverage: every line a plugin runs from here on is counted
+  local min = opts["coverage-min"] and tonumber(opts["coverage-min"])
+  if min and min > 100 then
+    errors.raise("USAGE", "test: --coverage-min: %q is not a percentage from 0 to 100", opts["coverage-min"])
+  end
+  local coverage = (opts.coverage or min) and require "fluence.testing.coverage"
+  if coverage then coverage.start() end
+
   local results = {}
   local function add(r) results[#results + 1] = r end
   for _, l in ipairs(loaded) do
@@ -89,6 +127,16 @@ function cmd.run(args)
   else
     sys.write(1, fmt == "junit" and report.junit(results) or report.tap(results))
     sys.write(2, report.text(results, verbose > 0))
+  end
+  if coverage then
+    coverage.stop()
+    local rep = coverage.report(plugin_files(files))
+    sys.write(fmt == "text" and 1 or 2, coverage.text(rep))
+    if min and rep.percent < min then
+      sys.write(2, ("fluence: test: the tests ran %.1f%% of the plugins' lines, below --coverage-min %s\n")
+                   :format(rep.percent, opts["coverage-min"]))
+      failed = true
+    end
   end
   return failed and sys.EXIT.SELECT or sys.EXIT.OK
 end
