@@ -9,6 +9,7 @@
 #include <string.h>
 #include <yaml.h>
 #include "match.h"
+#include "yaml_problem.h"
 
 enum { YN_SCALAR, YN_MAP, YN_SEQ };
 
@@ -81,8 +82,9 @@ static ynode *yparse(const char *text, size_t len, vctx *c)
     int done = 0;
     while (!done) {
         if (!yaml_parser_parse(&parser, &ev)) {
+            const char *tab = fluence_yaml_tab_problem(&parser, text, len);
             vfail(c, NULL, "%zu:%zu: YAML error: %s", parser.problem_mark.line + 1,
-                  parser.problem_mark.column + 1, parser.problem ? parser.problem : "syntax error");
+                  parser.problem_mark.column + 1, tab ? tab : parser.problem ? parser.problem : "syntax error");
             goto fail;
         }
         ynode *n = NULL;
