@@ -45,7 +45,7 @@ describe("fluence check", function()
     local r = cli.run{ "check", "k8s", cwd = dir }
     assert.are.equal(3, r.code)
     assert.are.equal("", r.out)
-    assert.are.equal('fluence: k8s/job.yaml:6:71: Job/train: unknown policy "min-cots" (did you mean "min-cost"?)\n' ..
+    assert.are.equal('fluence: k8s/job.yaml:6:71: Job/train: unknown attribute "cots" in "min-cots" (did you mean "min-cost"?)\n' ..
                      '        fluence.flux-framework.org/select-policy: "require:memory_gb>=24, min-cots"\n' ..
                      "                                                                          ^\n", r.err)
   end)
@@ -82,7 +82,7 @@ describe("fluence check", function()
                            ["helper.lua"] = "return { x = 1 }\n", ["nested/helper.lua"] = "return { x = 1 }\n" }
     local r = cli.run{ "check", "cheap.lua", "ok.lua", "nested", cwd = dir }
     assert.are.equal(3, r.code)
-    assert.truthy(r.err:find('^fluence: cheap.lua:1:9: unknown policy "min%-cots" %(did you mean "min%-cost"%?%)\n'), r.err)
+    assert.truthy(r.err:find('^fluence: cheap.lua:1:9: unknown attribute "cots" in "min%-cots" %(did you mean "min%-cost"%?%)\n'), r.err)
     r = cli.run{ "check", "helper.lua", cwd = dir, valgrind = false }
     assert.are.equal(3, r.code)
     assert.truthy(r.err:find("helper.lua: not a plugin: it returns table", 1, true), r.err)
@@ -97,7 +97,7 @@ describe("fluence check", function()
                            ["c.test.yaml"] = "manifest: job.yaml\npolicy: min-cots\nexpect: {exit: 3}\n" }
     local r = cli.run{ "check", cwd = dir, valgrind = false }
     assert.are.equal(3, r.code)
-    assert.truthy(r.err:find('fluence: a.test.yaml:2:1: policy: unknown policy "min-cots" (did you mean "min-cost"?)', 1, true), r.err)
+    assert.truthy(r.err:find('fluence: a.test.yaml:2:1: policy: unknown attribute "cots" in "min-cots" (did you mean "min-cost"?)', 1, true), r.err)
     assert.truthy(r.err:find('fluence: b.test.yaml:2:21: unknown key "exits" (did you mean "exit"?)', 1, true), r.err)
     assert.falsy(r.err:find("c.test.yaml", 1, true), r.err)    -- expects the input error: tests a bad policy
   end)

@@ -64,8 +64,8 @@ describe("pipeline.compile", function()
   end)
 
   describe("errors point into the text", function()
-    it("unknown policy with a suggestion", function()
-      assert.are.equal('select-policy:1:14: unknown policy "min-kost" (did you mean "min-cost"?)\n' ..
+    it("an unknown attribute after min-, with a suggestion: not an unknown policy", function()
+      assert.are.equal('select-policy:1:14: unknown attribute "kost" in "min-kost" (did you mean "min-cost"?)\n' ..
                        '    require:x>=1,min-kost\n' ..
                        '                 ^', cerr("require:x>=1,min-kost"))
     end)
@@ -74,7 +74,7 @@ describe("pipeline.compile", function()
                        '    onlin-only\n    ^', cerr("onlin-only"))
       assert.are.equal('select-policy:1:10: unknown policy "fastest"\n' ..
                        '    min-cost,fastest\n             ^', cerr("min-cost,fastest"))
-      assert.are.equal('select-policy:1:1: unknown policy "max-qbits" (did you mean "max-qubits"?)\n' ..
+      assert.are.equal('select-policy:1:1: unknown attribute "qbits" in "max-qbits" (did you mean "max-qubits"?)\n' ..
                        '    max-qbits\n    ^', cerr("max-qbits"))
     end)
     it("suggests the right case", function()
