@@ -61,7 +61,8 @@ describe("fluence check", function()
     assert.are.equal(3, r.code)
     assert.are.equal("", r.out)
     local err = r.err:gsub(dir .. "/", "")
-    assert.truthy(err:find("fluence: policies/broken.lua:4: '}' expected (to close '{' at line 1) near 'compile'\n", 1, true), err)
+    assert.truthy(err:find("fluence: policies/broken.lua:4:3: '}' expected (to close '{' at line 1) near 'compile'\n" ..
+                           "      compile = function() end,\n      ^\n", 1, true), err)
     assert.truthy(err:find('fluence: policies/flags.lua: policy plugin export "args" must be false, "required" or absent, got "require"\n', 1, true), err)
     assert.truthy(err:find('fluence: warning: policies/flags.lua: policy plugin export "tolerence" is not one fluence reads (did you mean "tolerance"?)\n', 1, true), err)
     assert.truthy(err:find('fluence: providers/misnamed.lua: provider plugin is named "other" but its file is misnamed.lua (they must match)\n', 1, true), err)
@@ -72,9 +73,10 @@ describe("fluence check", function()
     local dir = tree.make{ ["job.yaml"] = job("min-cost"), ["policies/broken.lua"] = "return {\n" }
     local r = cli.run{ "check", cwd = dir, valgrind = false }
     assert.are.equal(3, r.code)
-    assert.are.same({ "fluence: policies/broken.lua:2: unexpected symbol near <eof>",
+    -- the end of the file: after the last line holding something
+    assert.are.same({ "fluence: policies/broken.lua:1:9: unexpected symbol near <eof>", "    return {", "            ^",
                       "fluence: select-policy annotations were not checked: a policy plugin on the search path does not load (above)" },
-                    { r.err:match("^([^\n]*)\n([^\n]*)\n") })
+                    { r.err:match("^([^\n]*)\n([^\n]*)\n([^\n]*)\n([^\n]*)\n") })
   end)
 
   it("checks a file named on the command line by what it returns: plugin, or fluence run file", function()

@@ -237,7 +237,7 @@ function cmd.run(args)
   -- A .lua file named on the command line: what does it return?
   local function check_lua(path, text)
     local chunk, err = load(text, "@" .. path, "t", {})
-    if not chunk then return bad(err) end
+    if not chunk then return bad(require("fluence.lua_syntax").locate(path, text, err)) end
     local sandbox = require "fluence.sandbox"
     local env = sandbox.env{ api = api }
     chunk = load(text, "@" .. path, "t", env)
