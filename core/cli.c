@@ -399,6 +399,41 @@ static const struct exit_code {
     {FLUENCE_EXIT_OUTPUT, "output error (stdout could not be written: a full disk, a closed stdout)"},
 };
 
+/* Every environment variable the program reads, once: `fluence help`, the man
+ * page (tools/gen-man.lua, through fluence.clispec) and the docs list these,
+ * and spec/environment_spec.lua holds the list to the getenv calls of the
+ * sources.  A name ending in "_*" stands for a family (AWS_ENDPOINT_URL_*). */
+static const struct envvar {
+    const char *name, *help;
+} environment[] = {
+    {"FLUENCE_PLUGIN_TIMEOUT", "seconds a plugin call may run (as --plugin-timeout; default 5)"},
+    {"FLUENCE_POLICY_PATH", "colon-separated policy plugin directories (after --policy-dir)"},
+    {"FLUENCE_PROVIDER_PATH", "colon-separated provider plugin directories (after --provider-dir)"},
+    {"FLUENCE_SOURCE_DIR", "load lua/, policies/, providers/ from this source tree first"},
+    {"FLUENCE_DEBUG", "internal errors (exit 70) carry a Lua traceback"},
+    {"FLUENCE_MAX_INPUT", "the size limit of a manifest, in bytes (default 512 MiB)"},
+    {"FLUENCE_FLUXION_LIB", "flux-sched's libreapi_cli.so: match and fits run in Fluxion itself"},
+    {"FLUENCE_SERVICEACCOUNT_DIR", "in a pod: the service account's token and CA (default the standard one)"},
+    {"KUBECONFIG", "kubeconfig files, colon-separated (else ~/.kube/config)"},
+    {"KUBERNETES_SERVICE_HOST", "in a pod without a kubeconfig: the API server's address"},
+    {"KUBERNETES_SERVICE_PORT", "in a pod without a kubeconfig: the API server's port"},
+    {"HOME", "where ~/.kube/config, ~/.fluence and ~/.aws are"},
+    {"AWS_ACCESS_KEY_ID", "Braket credentials (with AWS_SECRET_ACCESS_KEY), else the profile's"},
+    {"AWS_SECRET_ACCESS_KEY", "Braket credentials (with AWS_ACCESS_KEY_ID)"},
+    {"AWS_SESSION_TOKEN", "the session token of temporary Braket credentials"},
+    {"AWS_PROFILE", "the profile of the shared credentials and config files (default: default)"},
+    {"AWS_SHARED_CREDENTIALS_FILE", "another place for ~/.aws/credentials"},
+    {"AWS_CONFIG_FILE", "another place for ~/.aws/config"},
+    {"AWS_REGION", "the region of Braket simulators (QPUs use their ARN's)"},
+    {"AWS_DEFAULT_REGION", "the region when AWS_REGION is not set"},
+    {"AWS_ENDPOINT_URL", "send AWS requests to this endpoint instead (tests, proxies)"},
+    {"AWS_ENDPOINT_URL_*", "the same for one service (AWS_ENDPOINT_URL_BRAKET)"},
+    {"AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "set to true: ignore the two above"},
+    {"NO_COLOR", "no colour (as --color=never; https://no-color.org)"},
+    {"SOURCE_DATE_EPOCH", "the time in the select-result audit (reproducible output)"},
+    {"LD_PRELOAD", "naming valgrind's preload: the Lua state is freed at exit (leak checks)"},
+};
+
 /* Where the selecting verbs read a request from (docs/policy-language.md). */
 static const char selecting_note[] =
     "The fluence.flux-framework.org/select-* annotations are read from the object,\n"
@@ -440,15 +475,13 @@ int fluence_cli_help(FILE *f, const char *prog, const char *verb_name)
                "Verbs:\n", prog);
     for (size_t i = 0; i < COUNTOF(verbs); i++)
         fprintf(f, "  %-11s %s\n", verbs[i].name, verbs[i].summary);
-    fprintf(f, "\nRun '%s VERB --help' for a verb's options.\n\n"
-               "Environment:\n"
-               "  FLUENCE_PLUGIN_TIMEOUT  seconds a plugin call may run (as --plugin-timeout)\n"
-               "  FLUENCE_POLICY_PATH     colon-separated policy plugin directories\n"
-               "  FLUENCE_PROVIDER_PATH   colon-separated provider plugin directories\n"
-               "  FLUENCE_SOURCE_DIR      load lua/, policies/, providers/ from this source tree\n"
-               "  KUBECONFIG              kubeconfig files, colon-separated\n"
-               "  NO_COLOR                no colour in explain output\n\n",
-            prog);
+    fprintf(f, "\nRun '%s VERB --help' for a verb's options.\n\nEnvironment:\n", prog);
+    int width = 0;
+    for (size_t i = 0; i < COUNTOF(environment); i++)
+        if ((int)strlen(environment[i].name) > width) width = (int)strlen(environment[i].name);
+    for (size_t i = 0; i < COUNTOF(environment); i++)
+        fprintf(f, "  %-*s  %s\n", width, environment[i].name, environment[i].help);
+    fputc('\n', f);
     print_exit_codes(f);
     return 0;
 }
@@ -459,6 +492,7 @@ int fluence_cli_help(FILE *f, const char *prog, const char *verb_name)
  *     options = { {name=, short=, arg="flag"|"value"|"optional"|"count",
  *                  ["repeat"]=bool, verbs={"select", ...}, metavar=, help=}, ... },
  *     exit_codes = { {code=, meaning=}, ... },
+ *     environment = { {name=, help=}, ... },
  *     check = function(name, value) } */
 static void set_string(lua_State *L, const char *key, const char *value)
 {
@@ -482,7 +516,7 @@ static int clispec_check(lua_State *L)
 int luaopen_fluence_clispec(lua_State *L)
 {
     static const char *const argkinds[] = {"flag", "value", "optional", "count"};
-    lua_createtable(L, 0, 4);
+    lua_createtable(L, 0, 5);
     lua_pushcfunction(L, clispec_check);
     lua_setfield(L, -2, "check");
     lua_createtable(L, (int)COUNTOF(verbs), 0);
@@ -528,5 +562,13 @@ int luaopen_fluence_clispec(lua_State *L)
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
     lua_setfield(L, -2, "exit_codes");
+    lua_createtable(L, (int)COUNTOF(environment), 0);
+    for (size_t i = 0; i < COUNTOF(environment); i++) {
+        lua_createtable(L, 0, 2);
+        set_string(L, "name", environment[i].name);
+        set_string(L, "help", environment[i].help);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "environment");
     return 1;
 }

@@ -274,32 +274,16 @@ add(".PP")
 add(esc([[fluence policies and fluence providers show what was found and where.  The
 plugin author's guide is docs/plugins.md.]]))
 add(".SH ENVIRONMENT")
-local ENV = {
-  { "FLUENCE_PLUGIN_TIMEOUT", "Seconds each plugin call may run (default 5; 0: no limit); --plugin-timeout overrides it." },
-  { "FLUENCE_POLICY_PATH", "Colon-separated directories of policy plugins, searched after --policy-dir." },
-  { "FLUENCE_PROVIDER_PATH", "Colon-separated directories of provider plugins, searched after --provider-dir." },
-  { "FLUENCE_SOURCE_DIR", "Load lua/, policies/ and providers/ from this source tree before the built-in copies (development)." },
-  { "FLUENCE_DEBUG", "When set, internal errors (exit 70) carry a Lua traceback." },
-  { "FLUENCE_MAX_INPUT", "The size limit of a manifest, in bytes (default 512 MiB); any other file fluence reads may be 64 MiB." },
-  { "FLUENCE_FLUXION_LIB", "Path of flux-sched's libreapi_cli.so (v0.54 or later): match and the fits policy then run in Fluxion itself instead of the built-in matcher, with the same results." },
-  { "KUBECONFIG", "Colon-separated kubeconfig files, merged (the first file that sets a value wins); --kubeconfig overrides it." },
-  { "KUBERNETES_SERVICE_HOST, KUBERNETES_SERVICE_PORT", "Inside a pod without a kubeconfig: the API server, with the service account's token and CA." },
-  { "NO_COLOR", "When set and not empty, explain prints no colour (https://no-color.org)." },
-  { "SOURCE_DATE_EPOCH", "Seconds since the epoch to use as the time of the selection in the select-result audit (reproducible output)." },
-  { "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN", "Credentials of the braket-live provider; else the profile's in the shared credentials file." },
-  { "AWS_PROFILE", "Profile of the shared credentials and config files (default: default)." },
-  { "AWS_REGION, AWS_DEFAULT_REGION", "Region for Braket simulators (QPUs use the region of their ARN)." },
-  { "AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE", "Other locations of ~/.aws/credentials and ~/.aws/config." },
-  { "AWS_ENDPOINT_URL_BRAKET, AWS_ENDPOINT_URL", "Send Braket requests to this endpoint instead of AWS (tests, proxies); AWS_IGNORE_CONFIGURED_ENDPOINT_URLS disables both." },
-  { "N_SHOTS", "In a container's env in the manifest (not fluence's own environment): the shots of a quantum request when the select-shots annotation is absent (default 1000)." },
-}
-for _, e in ipairs(ENV) do
+-- the variables from the program's one table (core/cli.c), then what is
+-- read from a manifest's containers rather than fluence's own environment
+for _, e in ipairs(spec.environment) do
   add(".TP")
-  local names = {}
-  for n in e[1]:gmatch("[^, ]+") do names[#names + 1] = "\\fB" .. opt(n) .. "\\fR" end
-  add(table.concat(names, ", "))
-  add(esc(e[2]))
+  add("\\fB" .. opt(e.name) .. "\\fR")
+  add(esc(e.help:sub(1, 1):upper() .. e.help:sub(2) .. "."))
 end
+add(".PP")
+add(esc("N_SHOTS in a container's env in the manifest (not fluence's own environment) is the " ..
+        "shots of a quantum request when the select-shots annotation is absent (default 1000)."))
 add(".SH FILES")
 local FILES = {
   { "~/.fluence/policies/", "The user's policy plugins, NAME.lua." },
