@@ -61,6 +61,7 @@ struct option {
 /* Sorted by long name. */
 static const struct option options[] = {
     {"attributes", 0, VALUE, 1, V_SELECTING | V_CHECK, "FILE", "attribute file (YAML or JSON, the Go client's format); repeatable"},
+    {"color", 0, OPTIONAL, 0, V_ALL, "WHEN", "colour: auto (a terminal, unless NO_COLOR is set), always (the default of --color alone) or never"},
     {"confirm", 0, FLAG, 0, V_APPLYING, NULL, "show the selections and ask y/n on the terminal before applying"},
     {"context", 0, VALUE, 1, V_SELECTING | V_GRAPH, "NAME", "kubeconfig context; repeat to choose among clusters"},
     {"cost-tol", 0, VALUE, 0, V_SELECTING, "N[%]", "band of the cost and queue rankers: N absolute (default 0), N% of the best"},

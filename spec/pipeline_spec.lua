@@ -430,7 +430,7 @@ describe("examples/policies", function()
     assert.are.same({ "q2", "q3", "sim" }, names(erun("within-budget:usd=5", { pods = 1 }).survivors))
     local r = erun("within-budget:usd=5", { pods = 4 })
     assert.are.same({ "q2", "sim" }, names(r.survivors))
-    assert.are.equal("costs 10.4 for 4 pod(s), over the budget of 5", r.dropped.q3)
+    assert.are.equal("costs 10.4 for 4 pods, over the budget of 5", r.dropped.q3)
     assert.are.equal('select-policy:1:15: expected usd=N\n    within-budget:dollars=5\n                  ^',
                      cerr("within-budget:dollars=5", { policies = ereg }))
   end)

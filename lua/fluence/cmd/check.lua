@@ -301,9 +301,11 @@ function cmd.run(args)
 
   sys.write(2, table.concat(out))
   if errors_n > 0 then return sys.EXIT.INPUT end
-  sys.write(1, ("checked %d manifest file(s) (%d policies), %d plugin(s), %d spec(s), %d test file(s): %s\n"):format(
-    stats.manifest, stats.policies, stats.plugin, stats.spec, stats.cases,
-    warnings_n > 0 and (warnings_n .. " warning(s)") or "no problems"))
+  local plural = require "fluence.plural"
+  sys.write(1, ("checked %s (%s), %s, %s, %s: %s\n"):format(
+    plural(stats.manifest, "manifest file"), plural(stats.policies, "policy", "policies"),
+    plural(stats.plugin, "plugin"), plural(stats.spec, "spec"), plural(stats.cases, "test file"),
+    warnings_n > 0 and plural(warnings_n, "warning") or "no problems"))
   return sys.EXIT.OK
 end
 

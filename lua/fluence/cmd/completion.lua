@@ -33,6 +33,7 @@ local OUTPUT = {
 }
 local VALUES = {
   ["dry-run"] = { "none", "client", "server" },
+  color = { "auto", "always", "never" },
   policy = { "first", "high", "low", "lonode", "hinode", "lonodex", "hinodex", "firstnodex", "locality", "variation" },
   format = { "simple", "rv1", "rv1_nosched", "jgf" },
 }
