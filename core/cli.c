@@ -91,7 +91,7 @@ static const struct option options[] = {
     {"plugin-timeout", 0, VALUE, 0, V_SELECTING | V_POLICIES | V_PROVIDERS | V_PLUGINS, "SECONDS", "time limit of each plugin call, network waits aside (default 5; 0: none)"},
     {"policy", 'P', VALUE, 0, V_MATCH, "POLICY", "match policy: first (default), high, low, lonode, hinode, locality, variation, ..."},
     {"policy-dir", 0, VALUE, 1, V_SELECTING | V_POLICIES | V_COMPLETION | V_PLUGINS, "DIR", "extra directory of policy plugins (searched first); repeatable"},
-    {"provider", 0, VALUE, 1, V_SELECTING, "NAME", "also consult this provider; repeatable"},
+    {"provider", 0, VALUE, 1, V_SELECTING | V_CHECK, "NAME", "also consult this provider; repeatable"},
     {"provider-dir", 0, VALUE, 1, V_SELECTING | V_PROVIDERS | V_COMPLETION | V_PLUGINS, "DIR", "extra directory of provider plugins (searched first); repeatable"},
     {"recursive", 'R', FLAG, 0, V_FILES | V_JOBSPEC, NULL, "descend into directories given with -f"},
     {"request-timeout", 0, VALUE, 0, V_SELECTING | V_GRAPH, "SECONDS", "timeout of each cluster request (default 30)"},

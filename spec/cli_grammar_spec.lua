@@ -1,6 +1,7 @@
--- --color=auto|always|never beside NO_COLOR (log.color): always and never
--- decide whatever stdout is; auto (the default) colours a terminal unless
--- NO_COLOR is set; --color alone is always.
+-- One CLI grammar: --color=auto|always|never beside NO_COLOR (always and
+-- never decide whatever stdout is; auto, the default, colours a terminal
+-- unless NO_COLOR is set; --color alone is always), counts that agree with
+-- their nouns, check --provider, and -o on every verb that prints objects.
 local cli = require "support.cli"
 
 local EX = cli.root .. "/examples/quickstart/"
@@ -56,5 +57,20 @@ describe("counts", function()
     local r = cli.run{ "check", d }
     assert.are.equal(0, r.code, r.err)
     assert.are.equal("checked 1 manifest file (1 policy), 0 plugins, 0 specs, 0 test files: no problems\n", r.out)
+  end)
+end)
+
+describe("fluence check --provider", function()
+  teardown(function() cli.cleanup() end)
+  it("accepts a provider or a family select would find, and refuses another, with a suggestion", function()
+    local d = cli.tmpdir()
+    cli.write(d .. "/pod.yaml", cli.POD:format("min-cost"))
+    assert.are.equal(0, cli.run{ "check", d, "--provider", "braket-live" }.code)
+    assert.are.equal(0, cli.run{ "check", d, "--provider", "braket" }.code)
+    local r = cli.run{ "check", d, "--provider", "braket-lve" }
+    assert.are.equal(3, r.code)
+    assert.are.equal("", r.out)
+    assert.are.equal("fluence: --provider \"braket-lve\": unknown provider (did you mean \"braket-live\"?) " ..
+                     "(see 'fluence providers')\n", r.err)
   end)
 end)
