@@ -74,3 +74,66 @@ describe("fluence check --provider", function()
                      "(see 'fluence providers')\n", r.err)
   end)
 end)
+
+describe("-o on every verb that prints objects or tables", function()
+  teardown(function() cli.cleanup() end)
+  local json = require "fluence.json"
+  local yaml = require "fluence.yaml"
+  local ARGS = { "-f", EX .. "job.yaml", "--attributes", EX .. "attributes.yaml", "--offline" }
+  local function run(verb, ...)
+    local a = { verb, ... }
+    for _, x in ipairs(ARGS) do a[#a + 1] = x end
+    return cli.run(a)
+  end
+
+  it("select -o name: every object of the output, as kubectl names it", function()
+    local r = run("select", "-o", "name")
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal("pod/training-leader\njob.batch/training-workers\nconfigmap/training-config\n", r.out)
+  end)
+
+  it("explain -o yaml is the data of -o json", function()
+    local j, y = run("explain", "-o", "json"), run("explain", "-o", "yaml")
+    assert.are.equal(0, y.code, y.err)
+    assert.are.same(json.decode(j.out), yaml.decode(y.out))
+  end)
+
+  it("explain -o wide shows every attribute, the table only those the policy reads", function()
+    local t, w = run("explain"), run("explain", "-o", "wide")
+    assert.falsy(t.out:find("THROUGHPUT", 1, true))
+    assert.truthy(w.out:find("THROUGHPUT", 1, true), w.out)
+    assert.truthy(w.out:find("REGION", 1, true))
+  end)
+
+  it("refuses an unknown format before selecting: exit 2, nothing on stdout", function()
+    for _, verb in ipairs{ "select", "explain" } do
+      local r = run(verb, "-o", "xml")
+      assert.are.equal(2, r.code, verb)
+      assert.are.equal("", r.out)
+      assert.matches("unknown output format \"xml\"", r.err)
+    end
+    local r = cli.run{ "graph", "-o", "xml" }
+    assert.are.equal(2, r.code)
+  end)
+
+  it("policies and providers -o yaml are the data of -o json; -o wide adds declarations", function()
+    for _, verb in ipairs{ "policies", "providers" } do
+      local j, y = cli.run{ verb, "-o", "json" }, cli.run{ verb, "-o", "yaml" }
+      assert.are.equal(0, y.code, y.err)
+      assert.are.same(json.decode(j.out), yaml.decode(y.out))
+    end
+    local w = cli.run{ "providers", "-o", "wide" }
+    assert.truthy(w.out:find("live family=braket provides=status", 1, true), w.out)
+  end)
+
+  it("writes on exit 1 only where that is the answer: explain's table, not select's manifest", function()
+    local fail = cli.tmpdir() .. "/fail.yaml"
+    cli.write(fail, cli.POD:format("require:memory_gb>=1000"))
+    local r = cli.run{ "select", "-f", fail, "--attributes", EX .. "attributes.yaml", "--offline" }
+    assert.are.equal(1, r.code)
+    assert.are.equal("", r.out)
+    r = cli.run{ "explain", "-f", fail, "--attributes", EX .. "attributes.yaml", "--offline" }
+    assert.are.equal(1, r.code)
+    assert.truthy(r.out:find("failed: ", 1, true), r.out)
+  end)
+end)

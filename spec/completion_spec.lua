@@ -116,9 +116,9 @@ describe("fluence completion", function()
     end)
 
     it("completes option values: -o per verb, --dry-run, -P, -F", function()
-      assert.are.same({ "json", "yaml" }, complete_bash{ "fluence", "select", "-o", "" })
+      assert.are.same({ "json", "name", "yaml" }, complete_bash{ "fluence", "select", "-o", "" })
       assert.are.same({ "json", "name", "yaml" }, complete_bash{ "fluence", "apply", "--output", "" })
-      assert.are.same({ "json", "table" }, complete_bash{ "fluence", "explain", "-o", "" })
+      assert.are.same({ "json", "table", "wide", "yaml" }, complete_bash{ "fluence", "explain", "-o", "" })
       assert.are.same({ "json" }, complete_bash{ "fluence", "select", "-f", "x.yaml", "-o", "j" })
       -- bash splits --opt=value at "=" (COMP_WORDBREAKS) ...
       assert.are.same({ "client" }, complete_bash{ "fluence", "apply", "--dry-run", "=", "c" })

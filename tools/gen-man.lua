@@ -300,8 +300,11 @@ for _, f in ipairs(FILES) do
   add(esc(f[2]))
 end
 add(".SH EXIT STATUS")
-add(esc([[On any error nothing is written to stdout and one message on stderr says what and
-where ("fluence: FILE:LINE:COL: message").]]))
+add(esc([[An error (exit 2, 3, 4, 70) writes nothing to stdout, and one message on stderr says
+what and where ("fluence: FILE:LINE:COL: message").  Exit 1 is an answer: select, apply
+and create still write nothing, explain writes its table (why no backend fits) and test
+its report; fn always writes the ResourceList with error results, as the KRM Functions
+Specification asks.]]))
 for _, e in ipairs(spec.exit_codes) do
   add(".TP")
   add(".B " .. e.code)

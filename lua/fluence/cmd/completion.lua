@@ -25,10 +25,11 @@ local M = {}
 -- Values of options whose argument is a fixed word.  Per verb where the
 -- accepted set differs.
 local OUTPUT = {
-  select = { "yaml", "json" }, run = { "yaml", "json" },
+  select = { "yaml", "json", "name" }, run = { "yaml", "json", "name" },
   apply = { "yaml", "json", "name" }, create = { "yaml", "json", "name" },
-  explain = { "table", "json" }, jobspec = { "yaml", "json" },
-  policies = { "table", "json", "name" }, providers = { "table", "json", "name" },
+  explain = { "table", "wide", "json", "yaml" }, jobspec = { "yaml", "json" },
+  policies = { "table", "wide", "name", "json", "yaml" }, providers = { "table", "wide", "name", "json", "yaml" },
+  graph = { "jgf", "json", "yaml", "tree" },
   test = { "text", "junit", "tap" },
 }
 local VALUES = {
