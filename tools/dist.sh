@@ -1,7 +1,8 @@
 #!/bin/sh
 # make dist: for each ARCH (amd64, arm64), a release binary (packaging/
-# release.mk), checked (tools/glibc-check.sh: glibc <= 2.31, libc only) and
-# tested (the CLI specs below against it; arm64 under qemu-user-static),
+# release.mk), checked (tools/glibc-check.sh: glibc <= 2.31, libc only; then
+# tools/glibc-oldest-run.sh runs it on Debian 11's glibc 2.31) and tested
+# (the CLI specs below against it; arm64 under qemu-user-static),
 # then dist/fluence-VERSION-linux-ARCH.tar.gz with its .sha256, and
 # dist/fluence.yaml, the krew manifest with those sha256s.
 #
@@ -45,6 +46,8 @@ for arch in "$@"; do
   objdump=objdump
   [ "$arch" = "$host" ] || objdump=$triplet-objdump
   sh tools/glibc-check.sh -d "$objdump" "$b/fluence" >&2
+  # and run it on Debian 11's glibc itself (skipped, said so, without the archive)
+  sh tools/glibc-oldest-run.sh "$arch" "$PWD/$b/fluence" || [ $? = 77 ]
 
   run=$b/fluence
   if [ "$arch" != "$host" ]; then
