@@ -8,9 +8,7 @@ local root = cli.root
 local q = cli.quote
 local PATH = root .. "/bin:" .. (os.getenv("PATH") or "")
 
-local function have(prog)
-  return os.execute("command -v " .. prog .. " >/dev/null 2>&1") == true
-end
+local have = cli.have
 
 -- The candidates fish offers for the command line typed so far (the words
 -- before a tab), sorted.

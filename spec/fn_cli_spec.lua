@@ -12,20 +12,12 @@ local q = cli.quote
 local P = "fluence.flux-framework.org/"
 local ATTRS = root .. "/examples/quickstart/attributes.yaml"
 
-local function have(prog)
-  return os.execute("command -v " .. prog .. " >/dev/null 2>&1") == true
-end
+local have = cli.have
 
--- Runs a shell command with bin/ first on PATH: {out=, err=, code=}.
+-- Runs a shell command in cwd with bin/ first on PATH: {out=, err=, code=}.
 local function sh(cmd, cwd)
-  local base = os.tmpname()
-  local _, how, code = os.execute("cd " .. q(cwd or root) .. " && env -u LD_PRELOAD PATH=" ..
-                                  q(root .. "/bin:" .. os.getenv("PATH")) .. " SOURCE_DATE_EPOCH=0 sh -c " ..
-                                  q(cmd) .. " >" .. base .. ".out 2>" .. base .. ".err")
-  local r = { out = cli.slurp(base .. ".out") or "", err = cli.slurp(base .. ".err") or "",
-              code = how == "exit" and code or 128 + code }
-  os.remove(base .. ".out"); os.remove(base .. ".err"); os.remove(base)
-  return r
+  return cli.sh("PATH=" .. q(root .. "/bin:" .. os.getenv("PATH")) .. " SOURCE_DATE_EPOCH=0; export PATH " ..
+                "SOURCE_DATE_EPOCH; " .. cmd, cwd)
 end
 
 -- A ResourceList of one Fluence Job (policy %s) and a ConfigMap, as kpt

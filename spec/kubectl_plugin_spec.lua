@@ -8,20 +8,7 @@ local yaml = require "fluence.yaml"
 local root = cli.root
 local q = cli.quote
 
-local function have(prog)
-  return os.execute("command -v " .. prog .. " >/dev/null 2>&1") == true
-end
-
--- Runs a shell command in the source tree: {out=, err=, code=}.
-local function sh(cmd)
-  local base = os.tmpname()
-  local _, how, code = os.execute("cd " .. q(root) .. " && env -u LD_PRELOAD sh -c " .. q(cmd) ..
-                                  " >" .. base .. ".out 2>" .. base .. ".err")
-  local r = { out = cli.slurp(base .. ".out") or "", err = cli.slurp(base .. ".err") or "",
-              code = how == "exit" and code or 128 + code }
-  os.remove(base .. ".out"); os.remove(base .. ".err"); os.remove(base)
-  return r
-end
+local have, sh = cli.have, cli.sh   -- sh: in the source tree
 
 local KUBECTL_ENV = "env PATH=" .. q(root .. "/bin:" .. (os.getenv("PATH") or "")) ..
                     " KUBECONFIG=/dev/null "

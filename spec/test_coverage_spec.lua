@@ -6,9 +6,7 @@ local coverage = require "fluence.testing.coverage"
 
 local q = cli.quote
 
-local function have(prog)
-  return os.execute("command -v " .. prog .. " >/dev/null 2>&1") == true
-end
+local have = cli.have
 
 -- A project: a policy with two branches, a spec that takes one, and a
 -- provider no test loads.
