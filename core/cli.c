@@ -11,9 +11,11 @@
 enum { V_SELECT = 1 << 0, V_APPLY = 1 << 1, V_CREATE = 1 << 2, V_RUN = 1 << 3,
        V_EXPLAIN = 1 << 4, V_MATCH = 1 << 5, V_JOBSPEC = 1 << 6, V_POLICIES = 1 << 7,
        V_PROVIDERS = 1 << 8, V_COMPLETION = 1 << 9, V_VERSION = 1 << 10, V_HELP = 1 << 11,
-       V_GRAPH = 1 << 12, V_TEST = 1 << 13, V_CHECK = 1 << 14, V_NEW = 1 << 15 };
+       V_GRAPH = 1 << 12, V_TEST = 1 << 13, V_CHECK = 1 << 14, V_NEW = 1 << 15,
+       V_FN = 1 << 16 };
 #define V_APPLYING (V_APPLY | V_CREATE)
-#define V_SELECTING (V_SELECT | V_APPLYING | V_RUN | V_EXPLAIN)
+#define V_SELECTING (V_SELECT | V_APPLYING | V_RUN | V_EXPLAIN | V_FN)
+#define V_FILES (V_SELECTING & ~V_FN)   /* the selecting verbs reading -f: fn reads a ResourceList */
 #define V_PLUGINS (V_TEST | V_CHECK)   /* the plugin authors' verbs that load plugins */
 #define V_ALL 0xffffffffu
 
@@ -30,6 +32,7 @@ static const struct verb verbs[] = {
     {"create", V_CREATE, "-f FILE [options]", "select, then create every object (fails if one exists)"},
     {"run", V_RUN, "POLICY.lua -f FILE [options]", "select with a policy written in Lua (a file returning a pipeline or a function)"},
     {"explain", V_EXPLAIN, "-f FILE [options]", "show, per object, every backend, its attributes and what each stage did"},
+    {"fn", V_FN, "[options] < ResourceList", "run as a KRM function (kpt, kustomize): select in a ResourceList read on stdin"},
     {"match", V_MATCH, "--graph GRAPH.json [JOBSPEC...]", "Fluxion-compatible matching: resource-query commands on stdin, or jobspecs"},
     {"jobspec", V_JOBSPEC, "-f FILE", "print the Fluxion jobspecs Fluence builds for each group in the manifests"},
     {"graph", V_GRAPH, "[--context NAME]... [-o jgf|tree] [--now]", "print the resource graph Fluence builds from a cluster's nodes and offerings"},
@@ -38,7 +41,7 @@ static const struct verb verbs[] = {
     {"new", V_NEW, "policy|provider NAME [--dir DIR]", "create a plugin with a spec and a test case that pass 'fluence test'"},
     {"check", V_CHECK, "[PATH...] [options]", "check manifests' select-policy and plugin files, located, without selecting"},
     {"test", V_TEST, "[PATH...] [options]", "run plugin tests: busted specs (*_spec.lua) and cases (*.test.yaml), in process"},
-    {"completion", V_COMPLETION, "bash|zsh|kubectl", "print a shell completion script (kubectl: the kubectl_complete-fluence helper)"},
+    {"completion", V_COMPLETION, "bash|zsh|fish|kubectl", "print a shell completion script (kubectl: the kubectl_complete-fluence helper)"},
     {"version", V_VERSION, "", "print the version"},
     {"help", V_HELP, "[VERB]", "show help for a verb"},
 };
@@ -58,13 +61,16 @@ struct option {
 /* Sorted by long name. */
 static const struct option options[] = {
     {"attributes", 0, VALUE, 1, V_SELECTING | V_CHECK, "FILE", "attribute file (YAML or JSON, the Go client's format); repeatable"},
+    {"color", 0, OPTIONAL, 0, V_ALL, "WHEN", "colour: auto (a terminal, unless NO_COLOR is set), always (the default of --color alone) or never"},
     {"confirm", 0, FLAG, 0, V_APPLYING, NULL, "show the selections and ask y/n on the terminal before applying"},
     {"context", 0, VALUE, 1, V_SELECTING | V_GRAPH, "NAME", "kubeconfig context; repeat to choose among clusters"},
     {"cost-tol", 0, VALUE, 0, V_SELECTING, "N[%]", "band of the cost and queue rankers: N absolute (default 0), N% of the best"},
+    {"coverage", 0, FLAG, 0, V_TEST, NULL, "report which lines of each plugin file the tests ran"},
+    {"coverage-min", 0, VALUE, 0, V_TEST, "PERCENT", "exit 1 when the tests ran fewer than PERCENT of the plugins' lines (implies --coverage)"},
     {"dir", 0, VALUE, 0, V_NEW, "DIR", "where to create the plugin and its tests (default ~/.fluence)"},
     {"dry-run", 0, OPTIONAL, 0, V_APPLYING, "MODE", "none, client (print only; the default when given alone) or server"},
     {"field-manager", 0, VALUE, 0, V_APPLYING, "NAME", "server-side apply field manager (default kubectl-fluence)"},
-    {"filename", 'f', VALUE, 1, V_SELECTING | V_JOBSPEC, "FILE", "manifest file, directory, or - for stdin; repeatable"},
+    {"filename", 'f', VALUE, 1, V_FILES | V_JOBSPEC, "FILE", "manifest file, directory, or - for stdin; repeatable"},
     {"fluence-ns", 0, VALUE, 0, V_SELECTING | V_JOBSPEC | V_GRAPH, "NS", "namespace of the fluence-resources ConfigMap (default kube-system)"},
     {"force-conflicts", 0, FLAG, 0, V_APPLYING, NULL, "take ownership of fields other managers set"},
     {"force-select", 0, FLAG, 0, V_SELECTING, NULL, "replace an existing require-backend pin"},
@@ -76,18 +82,19 @@ static const struct option options[] = {
     {"now", 0, FLAG, 0, V_GRAPH, NULL, "what is free now: less what the pods bound to each node request"},
     {"offline", 0, FLAG, 0, V_SELECTING, NULL, "do not contact the cluster (no offerings)"},
     /* -o: one entry per meaning (find_long) */
-    {"output", 'o', VALUE, 0, V_SELECT | V_RUN | V_JOBSPEC, "FMT", "yaml (default) or json"},
+    {"output", 'o', VALUE, 0, V_SELECT | V_RUN, "FMT", "yaml (default), json or name"},
+    {"output", 'o', VALUE, 0, V_JOBSPEC, "FMT", "yaml (default) or json"},
     {"output", 'o', VALUE, 0, V_APPLYING, "FMT", "name, yaml or json (default: each object and what was done)"},
-    {"output", 'o', VALUE, 0, V_EXPLAIN, "FMT", "table (default), wide or json"},
-    {"output", 'o', VALUE, 0, V_POLICIES | V_PROVIDERS, "FMT", "table (default), wide, name or json"},
-    {"output", 'o', VALUE, 0, V_GRAPH, "FMT", "jgf (default) or tree"},
+    {"output", 'o', VALUE, 0, V_EXPLAIN, "FMT", "table (default), wide (every attribute), json or yaml"},
+    {"output", 'o', VALUE, 0, V_POLICIES | V_PROVIDERS, "FMT", "table (default), wide, name, json or yaml"},
+    {"output", 'o', VALUE, 0, V_GRAPH, "FMT", "jgf (default; json is the same), yaml or tree"},
     {"output", 'o', VALUE, 0, V_TEST, "FMT", "text (default), junit or tap"},
     {"plugin-timeout", 0, VALUE, 0, V_SELECTING | V_POLICIES | V_PROVIDERS | V_PLUGINS, "SECONDS", "time limit of each plugin call, network waits aside (default 5; 0: none)"},
     {"policy", 'P', VALUE, 0, V_MATCH, "POLICY", "match policy: first (default), high, low, lonode, hinode, locality, variation, ..."},
     {"policy-dir", 0, VALUE, 1, V_SELECTING | V_POLICIES | V_COMPLETION | V_PLUGINS, "DIR", "extra directory of policy plugins (searched first); repeatable"},
-    {"provider", 0, VALUE, 1, V_SELECTING, "NAME", "also consult this provider; repeatable"},
+    {"provider", 0, VALUE, 1, V_SELECTING | V_CHECK, "NAME", "also consult this provider; repeatable"},
     {"provider-dir", 0, VALUE, 1, V_SELECTING | V_PROVIDERS | V_COMPLETION | V_PLUGINS, "DIR", "extra directory of provider plugins (searched first); repeatable"},
-    {"recursive", 'R', FLAG, 0, V_SELECTING | V_JOBSPEC, NULL, "descend into directories given with -f"},
+    {"recursive", 'R', FLAG, 0, V_FILES | V_JOBSPEC, NULL, "descend into directories given with -f"},
     {"request-timeout", 0, VALUE, 0, V_SELECTING | V_GRAPH, "SECONDS", "timeout of each cluster request (default 30)"},
     {"require-offerings", 0, FLAG, 0, V_SELECTING, NULL, "fail when the cluster's offerings cannot be read"},
     {"verbose", 'v', COUNT, 0, V_ALL, NULL, "more detail on stderr (repeat for more)"},
@@ -112,6 +119,7 @@ static const struct numeric {
     const char *expected;
 } numerics[] = {
     {"cost-tol", NUM_BAND, "a number >= 0, or a percentage of the best value (like 0.05 or 5%)"},
+    {"coverage-min", NUM_PLAIN, "a percentage from 0 to 100"},
     {"plugin-timeout", NUM_PLAIN, "a number of seconds >= 0 (0: no limit)"},
     {"request-timeout", NUM_DURATION, "a duration >= 0 (seconds, or like 30s, 1m, 500ms)"},
 };
@@ -393,6 +401,41 @@ static const struct exit_code {
     {FLUENCE_EXIT_OUTPUT, "output error (stdout could not be written: a full disk, a closed stdout)"},
 };
 
+/* Every environment variable the program reads, once: `fluence help`, the man
+ * page (tools/gen-man.lua, through fluence.clispec) and the docs list these,
+ * and spec/environment_spec.lua holds the list to the getenv calls of the
+ * sources.  A name ending in "_*" stands for a family (AWS_ENDPOINT_URL_*). */
+static const struct envvar {
+    const char *name, *help;
+} environment[] = {
+    {"FLUENCE_PLUGIN_TIMEOUT", "seconds a plugin call may run (as --plugin-timeout; default 5)"},
+    {"FLUENCE_POLICY_PATH", "colon-separated policy plugin directories (after --policy-dir)"},
+    {"FLUENCE_PROVIDER_PATH", "colon-separated provider plugin directories (after --provider-dir)"},
+    {"FLUENCE_SOURCE_DIR", "load lua/, policies/, providers/ from this source tree first"},
+    {"FLUENCE_DEBUG", "internal errors (exit 70) carry a Lua traceback"},
+    {"FLUENCE_MAX_INPUT", "the size limit of a manifest, in bytes (default 512 MiB)"},
+    {"FLUENCE_FLUXION_LIB", "flux-sched's libreapi_cli.so: match and fits run in Fluxion itself"},
+    {"FLUENCE_SERVICEACCOUNT_DIR", "in a pod: the service account's token and CA (default the standard one)"},
+    {"KUBECONFIG", "kubeconfig files, colon-separated (else ~/.kube/config)"},
+    {"KUBERNETES_SERVICE_HOST", "in a pod without a kubeconfig: the API server's address"},
+    {"KUBERNETES_SERVICE_PORT", "in a pod without a kubeconfig: the API server's port"},
+    {"HOME", "where ~/.kube/config, ~/.fluence and ~/.aws are"},
+    {"AWS_ACCESS_KEY_ID", "Braket credentials (with AWS_SECRET_ACCESS_KEY), else the profile's"},
+    {"AWS_SECRET_ACCESS_KEY", "Braket credentials (with AWS_ACCESS_KEY_ID)"},
+    {"AWS_SESSION_TOKEN", "the session token of temporary Braket credentials"},
+    {"AWS_PROFILE", "the profile of the shared credentials and config files (default: default)"},
+    {"AWS_SHARED_CREDENTIALS_FILE", "another place for ~/.aws/credentials"},
+    {"AWS_CONFIG_FILE", "another place for ~/.aws/config"},
+    {"AWS_REGION", "the region of Braket simulators (QPUs use their ARN's)"},
+    {"AWS_DEFAULT_REGION", "the region when AWS_REGION is not set"},
+    {"AWS_ENDPOINT_URL", "send AWS requests to this endpoint instead (tests, proxies)"},
+    {"AWS_ENDPOINT_URL_*", "the same for one service (AWS_ENDPOINT_URL_BRAKET)"},
+    {"AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "set to true: ignore the two above"},
+    {"NO_COLOR", "no colour (as --color=never; https://no-color.org)"},
+    {"SOURCE_DATE_EPOCH", "the time in the select-result audit (reproducible output)"},
+    {"LD_PRELOAD", "naming valgrind's preload: the Lua state is freed at exit (leak checks)"},
+};
+
 /* Where the selecting verbs read a request from (docs/policy-language.md). */
 static const char selecting_note[] =
     "The fluence.flux-framework.org/select-* annotations are read from the object,\n"
@@ -434,15 +477,13 @@ int fluence_cli_help(FILE *f, const char *prog, const char *verb_name)
                "Verbs:\n", prog);
     for (size_t i = 0; i < COUNTOF(verbs); i++)
         fprintf(f, "  %-11s %s\n", verbs[i].name, verbs[i].summary);
-    fprintf(f, "\nRun '%s VERB --help' for a verb's options.\n\n"
-               "Environment:\n"
-               "  FLUENCE_PLUGIN_TIMEOUT  seconds a plugin call may run (as --plugin-timeout)\n"
-               "  FLUENCE_POLICY_PATH     colon-separated policy plugin directories\n"
-               "  FLUENCE_PROVIDER_PATH   colon-separated provider plugin directories\n"
-               "  FLUENCE_SOURCE_DIR      load lua/, policies/, providers/ from this source tree\n"
-               "  KUBECONFIG              kubeconfig files, colon-separated\n"
-               "  NO_COLOR                no colour in explain output\n\n",
-            prog);
+    fprintf(f, "\nRun '%s VERB --help' for a verb's options.\n\nEnvironment:\n", prog);
+    int width = 0;
+    for (size_t i = 0; i < COUNTOF(environment); i++)
+        if ((int)strlen(environment[i].name) > width) width = (int)strlen(environment[i].name);
+    for (size_t i = 0; i < COUNTOF(environment); i++)
+        fprintf(f, "  %-*s  %s\n", width, environment[i].name, environment[i].help);
+    fputc('\n', f);
     print_exit_codes(f);
     return 0;
 }
@@ -452,7 +493,9 @@ int fluence_cli_help(FILE *f, const char *prog, const char *verb_name)
  *   { verbs = { {name=, args=, summary=}, ... },
  *     options = { {name=, short=, arg="flag"|"value"|"optional"|"count",
  *                  ["repeat"]=bool, verbs={"select", ...}, metavar=, help=}, ... },
- *     exit_codes = { {code=, meaning=}, ... } } */
+ *     exit_codes = { {code=, meaning=}, ... },
+ *     environment = { {name=, help=}, ... },
+ *     check = function(name, value) } */
 static void set_string(lua_State *L, const char *key, const char *value)
 {
     if (!value) return;
@@ -460,10 +503,24 @@ static void set_string(lua_State *L, const char *key, const char *value)
     lua_setfield(L, -2, key);
 }
 
+/* clispec.check(name, value) -> nil | what the option expects: the command
+ * line's own check of a numeric option's value, for values that come from
+ * elsewhere (fluence fn's functionConfig). */
+static int clispec_check(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1), *value = luaL_checkstring(L, 2);
+    const struct option *o = find_long(name, strlen(name), V_ALL);
+    const char *want = o ? numeric_problem(o, value) : NULL;
+    if (want) lua_pushstring(L, want); else lua_pushnil(L);
+    return 1;
+}
+
 int luaopen_fluence_clispec(lua_State *L)
 {
     static const char *const argkinds[] = {"flag", "value", "optional", "count"};
-    lua_createtable(L, 0, 3);
+    lua_createtable(L, 0, 5);
+    lua_pushcfunction(L, clispec_check);
+    lua_setfield(L, -2, "check");
     lua_createtable(L, (int)COUNTOF(verbs), 0);
     for (size_t i = 0; i < COUNTOF(verbs); i++) {
         lua_createtable(L, 0, 3);
@@ -507,5 +564,13 @@ int luaopen_fluence_clispec(lua_State *L)
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
     lua_setfield(L, -2, "exit_codes");
+    lua_createtable(L, (int)COUNTOF(environment), 0);
+    for (size_t i = 0; i < COUNTOF(environment); i++) {
+        lua_createtable(L, 0, 2);
+        set_string(L, "name", environment[i].name);
+        set_string(L, "help", environment[i].help);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "environment");
     return 1;
 }

@@ -1,6 +1,7 @@
 /* libcurl and libcrypto loaded on first use (see lazylib.h). */
 #define LAZYLIB_IMPLEMENTATION
 #include <dlfcn.h>
+#include <stdio.h>
 #include <string.h>
 #include <lauxlib.h>
 #include "lazylib.h"
@@ -22,14 +23,22 @@ static const char *bind_symbols(void *lib, char *table, const char *const *names
     return NULL;
 }
 
-static void load(lua_State *L, const char *what, const char *const *sonames, char *table,
-                 const char *const *names, int *loaded)
+/* The release binary needs only libc (docs/install.md): on a machine
+ * without the library the message names the package that brings it. */
+static void load(lua_State *L, const char *what, const char *package, const char *const *sonames,
+                 char *table, const char *const *names, int *loaded)
 {
     if (*loaded) return;
     void *lib = NULL;
-    for (size_t i = 0; sonames[i] && !lib; i++) lib = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
+    char first[256] = "";   /* why the first soname failed: the one that matters */
+    for (size_t i = 0; sonames[i] && !lib; i++) {
+        lib = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
+        const char *why = lib ? NULL : dlerror();
+        if (i == 0 && why) snprintf(first, sizeof first, "%s", why);
+    }
     if (!lib) {
-        luaL_error(L, "cannot load %s (%s): %s", what, sonames[0], dlerror());
+        luaL_error(L, "cannot load %s (%s): %s; install it (Debian, Ubuntu: apt-get install %s)",
+                   what, sonames[0], first, package);
         return;
     }
     const char *missing = bind_symbols(lib, table, names);
@@ -60,7 +69,7 @@ _Static_assert(sizeof lazylib_crypto_fn == 5 * sizeof(void *), "crypto table and
 void lazylib_curl(lua_State *L)
 {
     if (curl_loaded) return;
-    load(L, "libcurl", curl_sonames, (char *)&lazylib_curl_fn, curl_names, &curl_loaded);
+    load(L, "libcurl", "libcurl4", curl_sonames, (char *)&lazylib_curl_fn, curl_names, &curl_loaded);
     /* once, on first use: libcurl and OpenSSL under it initialise here */
     if (lazylib_curl_fn.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         curl_loaded = 0;
@@ -70,5 +79,5 @@ void lazylib_curl(lua_State *L)
 
 void lazylib_crypto(lua_State *L)
 {
-    load(L, "libcrypto", crypto_sonames, (char *)&lazylib_crypto_fn, crypto_names, &crypto_loaded);
+    load(L, "libcrypto", "libssl3", crypto_sonames, (char *)&lazylib_crypto_fn, crypto_names, &crypto_loaded);
 }

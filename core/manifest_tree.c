@@ -22,6 +22,7 @@
 #include "manifest.h"
 #include "yaml_kubectl.h"
 #include "yaml_limits.h"
+#include "yaml_problem.h"
 
 void *me_grow(lua_State *L, void *p, size_t *cap, size_t need, size_t size)
 {
@@ -169,8 +170,7 @@ static void next_event(lua_State *L, struct mparse *p)
         yaml_parser_t *y = &p->parser;
         if (y->error == YAML_MEMORY_ERROR) luaL_error(L, "not enough memory");
         size_t at = y->error == YAML_READER_ERROR ? y->problem_offset : to_byte(p, y->problem_mark.index);
-        lua_pushfstring(L, "%s%s%s", y->problem ? y->problem : "invalid YAML",
-                        y->context ? " " : "", y->context ? y->context : "");
+        fluence_yaml_push_problem(L, y, p->text, p->len);
         push_parse_message(L, p, &at, lua_tostring(L, -1));
         mp_error(L, p, at, lua_tostring(L, -1));
     }

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <yaml.h>
 #include "match_ynode.h"
+#include "yaml_problem.h"
 
 void ynode_free(ynode *n)
 {
@@ -43,8 +44,9 @@ ynode *ynode_parse(const char *text, size_t len, char *err, size_t errlen)
     int done = 0;
     while (!done) {
         if (!yaml_parser_parse(&parser, &ev)) {
+            const char *tab = fluence_yaml_tab_problem(&parser, text, len);
             snprintf(err, errlen, "%zu:%zu: YAML error: %s", parser.problem_mark.line + 1,
-                     parser.problem_mark.column + 1, parser.problem ? parser.problem : "syntax error");
+                     parser.problem_mark.column + 1, tab ? tab : parser.problem ? parser.problem : "syntax error");
             goto fail;
         }
         ynode *n = NULL;

@@ -23,6 +23,7 @@
 #include <lauxlib.h>
 #include "location.h"
 #include "yaml_limits.h"
+#include "yaml_problem.h"
 #include "yaml_scalar.h"
 
 struct decoder {
@@ -57,8 +58,7 @@ static void next_event(lua_State *L, struct decoder *d)
         yaml_parser_t *p = &d->parser;
         yaml_mark_t m = p->problem_mark;
         if (p->error == YAML_MEMORY_ERROR) luaL_error(L, "not enough memory");
-        lua_pushfstring(L, "%s%s%s", p->problem ? p->problem : "invalid YAML",
-                        p->context ? " " : "", p->context ? p->context : "");
+        fluence_yaml_push_problem(L, p, d->text, d->len);
         fail_at(L, d, m, lua_tostring(L, -1));
     }
     d->have_event = 1;

@@ -15,7 +15,8 @@ local function compile(stage, ctx)
   if not stage.suffix then ctx.error('policy "max" needs an attribute: max-ATTR') end
   local attr, guess = ctx.attribute(stage.suffix)
   if not attr then
-    ctx.error(("unknown policy %q (did you mean %q?)"):format(stage.word, "max-" .. guess))
+    -- the policy is known: what is not is the attribute after "max-"
+    ctx.error(("unknown attribute %q in %q (did you mean %q?)"):format(stage.suffix, stage.word, "max-" .. guess))
   end
   local band = ctx.tolerance(stage, attr, 0)
   return function(backends)

@@ -51,21 +51,24 @@ describe("fluence completion", function()
     local r = cli.run{ "completion" }
     assert.are.equal(2, r.code)
     assert.are.equal("", r.out)
-    r = cli.run{ "completion", "fish" }
+    r = cli.run{ "completion", "tcsh" }
     assert.are.equal(2, r.code)
     assert.matches("unknown shell", r.err)
   end)
 
-  for _, shell in ipairs{ "bash", "zsh", "kubectl" } do
+  for _, shell in ipairs{ "bash", "zsh", "fish", "kubectl" } do
     it(shell .. " script names every verb and every option", function()
       local text = script(shell)
       for _, v in ipairs(spec.verbs) do
         assert.truthy(text:find(v.name, 1, true), shell .. " script lacks verb " .. v.name)
       end
+      -- fish's complete names them -l NAME, -s X
+      local long, short = "--", "-"
+      if shell == "fish" then long, short = "-l ", "-s " end
       for _, o in ipairs(spec.options) do
-        assert.truthy(text:find("--" .. o.name, 1, true), shell .. " script lacks --" .. o.name)
+        assert.truthy(text:find(long .. o.name, 1, true), shell .. " script lacks --" .. o.name)
         if o.short then
-          assert.truthy(text:find("-" .. o.short, 1, true), shell .. " script lacks -" .. o.short)
+          assert.truthy(text:find(short .. o.short, 1, true), shell .. " script lacks -" .. o.short)
         end
       end
     end)
@@ -113,9 +116,9 @@ describe("fluence completion", function()
     end)
 
     it("completes option values: -o per verb, --dry-run, -P, -F", function()
-      assert.are.same({ "json", "yaml" }, complete_bash{ "fluence", "select", "-o", "" })
+      assert.are.same({ "json", "name", "yaml" }, complete_bash{ "fluence", "select", "-o", "" })
       assert.are.same({ "json", "name", "yaml" }, complete_bash{ "fluence", "apply", "--output", "" })
-      assert.are.same({ "json", "table" }, complete_bash{ "fluence", "explain", "-o", "" })
+      assert.are.same({ "json", "table", "wide", "yaml" }, complete_bash{ "fluence", "explain", "-o", "" })
       assert.are.same({ "json" }, complete_bash{ "fluence", "select", "-f", "x.yaml", "-o", "j" })
       -- bash splits --opt=value at "=" (COMP_WORDBREAKS) ...
       assert.are.same({ "client" }, complete_bash{ "fluence", "apply", "--dry-run", "=", "c" })
@@ -126,7 +129,7 @@ describe("fluence completion", function()
       assert.are.same({ "first", "firstnodex", "high", "hinode", "hinodex", "locality", "lonode", "lonodex", "low", "variation" },
                       complete_bash{ "fluence", "match", "--policy", "" })
       assert.are.same({ "jgf", "rv1", "rv1_nosched", "simple" }, complete_bash{ "fluence", "match", "-F", "" })
-      assert.are.same({ "bash", "kubectl", "zsh" }, complete_bash{ "fluence", "completion", "" })
+      assert.are.same({ "bash", "fish", "kubectl", "zsh" }, complete_bash{ "fluence", "completion", "" })
       assert.are.same({ "explain" }, complete_bash{ "fluence", "help", "exp" })
     end)
 

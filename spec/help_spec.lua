@@ -65,10 +65,11 @@ describe("--help", function()
     local function output_help(verb)
       return cli.run{ verb, "--help" }.out:match("\n  %-o, %-%-output FMT +([^\n]*)")
     end
-    assert.are.equal("yaml (default) or json", output_help("select"))
-    assert.are.equal("jgf (default) or tree", output_help("graph"))
+    assert.are.equal("yaml (default), json or name", output_help("select"))
+    assert.are.equal("yaml (default) or json", output_help("jobspec"))
+    assert.are.equal("jgf (default; json is the same), yaml or tree", output_help("graph"))
     assert.are.equal("text (default), junit or tap", output_help("test"))
-    assert.are.equal("table (default), wide or json", output_help("explain"))
+    assert.are.equal("table (default), wide (every attribute), json or yaml", output_help("explain"))
     -- and each verb takes -o
     for _, v in ipairs{ "select", "apply", "explain", "policies", "graph", "test" } do
       assert.is_string(output_help(v), v)

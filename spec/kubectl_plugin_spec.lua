@@ -8,20 +8,7 @@ local yaml = require "fluence.yaml"
 local root = cli.root
 local q = cli.quote
 
-local function have(prog)
-  return os.execute("command -v " .. prog .. " >/dev/null 2>&1") == true
-end
-
--- Runs a shell command in the source tree: {out=, err=, code=}.
-local function sh(cmd)
-  local base = os.tmpname()
-  local _, how, code = os.execute("cd " .. q(root) .. " && env -u LD_PRELOAD sh -c " .. q(cmd) ..
-                                  " >" .. base .. ".out 2>" .. base .. ".err")
-  local r = { out = cli.slurp(base .. ".out") or "", err = cli.slurp(base .. ".err") or "",
-              code = how == "exit" and code or 128 + code }
-  os.remove(base .. ".out"); os.remove(base .. ".err"); os.remove(base)
-  return r
-end
+local have, sh = cli.have, cli.sh   -- sh: in the source tree
 
 local KUBECTL_ENV = "env PATH=" .. q(root .. "/bin:" .. (os.getenv("PATH") or "")) ..
                     " KUBECONFIG=/dev/null "
@@ -79,23 +66,24 @@ end)
 
 describe("krew manifest", function()
   teardown(function() cli.cleanup() end)
-  local PLATFORMS = { "linux-amd64", "linux-arm64", "darwin-amd64", "darwin-arm64" }
+  -- the platforms make dist builds (packaging/release.mk)
+  local PLATFORMS = { "linux-amd64", "linux-arm64" }
 
-  it("is a krew v1alpha2 Plugin for kubectl-fluence on linux and darwin, amd64 and arm64", function()
+  it("is a krew v1alpha2 Plugin for kubectl-fluence on linux, amd64 and arm64", function()
     local text = assert(cli.slurp(root .. "/docs/krew/fluence.yaml"))
     local m = assert(yaml.decode(text, "docs/krew/fluence.yaml"))
     assert.are.equal("krew.googlecontainertools.github.com/v1alpha2", m.apiVersion)
     assert.are.equal("Plugin", m.kind)
     assert.are.equal("fluence", m.metadata.name)
-    local version = cli.slurp(root .. "/Makefile"):match("\nVERSION%s*:=%s*(%S+)")
-    assert.are.equal("v" .. version, m.spec.version)
+    -- the version's one place is the file VERSION: the script fills it in
+    assert.are.equal("@VERSION@", m.spec.version)
     assert.truthy(#m.spec.shortDescription > 10 and #m.spec.shortDescription <= 80)
     assert.truthy(#m.spec.description > 100)
     local seen = {}
     for _, p in ipairs(m.spec.platforms) do
       local l = p.selector.matchLabels
       seen[l.os .. "-" .. l.arch] = true
-      assert.are.equal("kubectl-fluence", p.bin)
+      assert.are.equal("fluence", p.bin)   -- krew links it as kubectl-fluence
       assert.matches("^@SHA256_[A-Z0-9_]+@$", p.sha256)
       assert.matches("^@URI_[A-Z0-9_]+@$", p.uri)
     end
@@ -123,6 +111,20 @@ describe("krew manifest", function()
       local sum = sh("sha256sum " .. q(d .. "/" .. file)).out:match("^(%x+)")
       assert.are.equal(sum, p.sha256)
     end
+  end)
+
+  it("takes make dist's names (no v before the version) and writes krew's vX.Y.Z", function()
+    local d = cli.tmpdir()
+    local args = {}
+    for _, p in ipairs(PLATFORMS) do
+      args[#args + 1] = q(cli.write(("%s/fluence-9.8.7-%s.tar.gz"):format(d, p), p))
+    end
+    local r = sh("sh tools/krew-manifest.sh " .. table.concat(args, " "))
+    assert.are.equal(0, r.code, r.err)
+    local m = assert(yaml.decode(r.out, "manifest"))
+    assert.are.equal("v9.8.7", m.spec.version)
+    assert.are.equal("https://github.com/converged-computing/fluence/releases/download/v9.8.7/" ..
+                     "fluence-9.8.7-linux-arm64.tar.gz", m.spec.platforms[2].uri)
   end)
 
   it("refuses a tarball it cannot place, and missing platforms unless -p", function()

@@ -64,8 +64,8 @@ describe("pipeline.compile", function()
   end)
 
   describe("errors point into the text", function()
-    it("unknown policy with a suggestion", function()
-      assert.are.equal('select-policy:1:14: unknown policy "min-kost" (did you mean "min-cost"?)\n' ..
+    it("an unknown attribute after min-, with a suggestion: not an unknown policy", function()
+      assert.are.equal('select-policy:1:14: unknown attribute "kost" in "min-kost" (did you mean "min-cost"?)\n' ..
                        '    require:x>=1,min-kost\n' ..
                        '                 ^', cerr("require:x>=1,min-kost"))
     end)
@@ -74,7 +74,7 @@ describe("pipeline.compile", function()
                        '    onlin-only\n    ^', cerr("onlin-only"))
       assert.are.equal('select-policy:1:10: unknown policy "fastest"\n' ..
                        '    min-cost,fastest\n             ^', cerr("min-cost,fastest"))
-      assert.are.equal('select-policy:1:1: unknown policy "max-qbits" (did you mean "max-qubits"?)\n' ..
+      assert.are.equal('select-policy:1:1: unknown attribute "qbits" in "max-qbits" (did you mean "max-qubits"?)\n' ..
                        '    max-qbits\n    ^', cerr("max-qbits"))
     end)
     it("suggests the right case", function()
@@ -430,7 +430,7 @@ describe("examples/policies", function()
     assert.are.same({ "q2", "q3", "sim" }, names(erun("within-budget:usd=5", { pods = 1 }).survivors))
     local r = erun("within-budget:usd=5", { pods = 4 })
     assert.are.same({ "q2", "sim" }, names(r.survivors))
-    assert.are.equal("costs 10.4 for 4 pod(s), over the budget of 5", r.dropped.q3)
+    assert.are.equal("costs 10.4 for 4 pods, over the budget of 5", r.dropped.q3)
     assert.are.equal('select-policy:1:15: expected usd=N\n    within-budget:dollars=5\n                  ^',
                      cerr("within-budget:dollars=5", { policies = ereg }))
   end)

@@ -117,7 +117,9 @@ describe("plugins", function()
   describe("broken plugins are FILE:LINE errors", function()
     it("syntax errors", function()
       local d = dir_with{ ["bad.lua"] = "return {\n  name = 'bad',\n  description = 'x' compile = 1 }\n" }
-      assert.are.equal(d .. "/bad.lua:3: '}' expected (to close '{' at line 1) near 'compile'", load_error({ d }))
+      assert.are.equal(d .. "/bad.lua:3:21: '}' expected (to close '{' at line 1) near 'compile'\n" ..
+                       "      description = 'x' compile = 1 }\n" ..
+                       "                        ^", load_error({ d }))
     end)
     it("errors while loading", function()
       local d = dir_with{ ["bad.lua"] = "local x = nil\n\nreturn x.y\n" }
@@ -389,7 +391,7 @@ error(e, 0)
       local r = cli.run{ "policies", "--policy-dir", d, env = { HOME = cli.tmpdir() } }
       assert.are.equal(3, r.code)
       assert.are.equal("", r.out)
-      assert.matches("^fluence: " .. d:gsub("%p", "%%%0") .. "/broken.lua:4: ", r.err)
+      assert.matches("^fluence: " .. d:gsub("%p", "%%%0") .. "/broken.lua:4:1: unexpected symbol near '}'\n    }\n    %^\n$", r.err)
     end)
 
     it("-o name, and unknown formats are usage errors", function()

@@ -53,7 +53,7 @@ describe("policy errors located in the file", function()
       r.path, line, col, msg, src:gsub("\t", " "), (" "):rep(col - 1)), r.err)
   end
 
-  local UNKNOWN = 'unknown policy "min-kost" (did you mean "min-cost"?)'
+  local UNKNOWN = 'unknown attribute "kost" in "min-kost" (did you mean "min-cost"?)'
 
   it("plain", function()
     at_needle(pod("    " .. KEY .. ": require:memory_gb>=24, min-kost\n"), "min-kost", UNKNOWN)
@@ -106,7 +106,7 @@ describe("policy errors located in the file", function()
     local r = run(text)
     assert.are.equal(3, r.code, r.err)
     local line, col = where_in(text, "min-kost")
-    assert.matches(("^fluence: [^\n]*:%d:%d: Job/p: unknown policy"):format(line, col), r.err)
+    assert.matches(("^fluence: [^\n]*:%d:%d: Job/p: unknown attribute"):format(line, col), r.err)
   end)
 
   it("every kind of policy error: a bad value, a selection failure", function()
@@ -187,7 +187,7 @@ describe("policy errors located in the file", function()
       local src = '-- "min-kost"\n--[[ "min-kost" ]]\nreturn "min-kost"\n'
       local r = run_policy(src)
       local line, col = where_in(src, '"min-kost"', 30)
-      assert.matches(("^fluence: [^\n]*:%d:%d: unknown policy"):format(line, col + 1), r.err)
+      assert.matches(("^fluence: [^\n]*:%d:%d: unknown attribute"):format(line, col + 1), r.err)
     end)
   end)
 end)

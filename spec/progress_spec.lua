@@ -57,7 +57,7 @@ spec:
     local host = "127.0.0.1:" .. s.port
     local seen = {}
     -- (the text may be cut with "..." to keep the line within 79 columns)
-    for secs in out:gmatch("\r\27%[Kfluence: selecting: 1 objects so far [^\r]-%(waiting for " ..
+    for secs in out:gmatch("\r\27%[Kfluence: selecting: 1 object so far [^\r]-%(waiting for " ..
                            host:gsub("%.", "%%.") .. ", (%d) s%)") do
       seen[#seen + 1] = tonumber(secs)
     end
@@ -79,7 +79,7 @@ spec:
     local p = io.popen("script -qec " .. q(cmd .. " >/dev/null") .. " /dev/null")
     local out = p:read("a")
     p:close()
-    assert.matches("%(waiting for [^\r]*\r\27%[Kfluence: [^\r\n]*bad%.yaml:6:47: Pod/p: unknown policy", out)
+    assert.matches("%(waiting for [^\r]*\r\27%[Kfluence: [^\r\n]*bad%.yaml:6:47: Pod/p: unknown attribute", out)
   end)
 
   it("is never drawn when stderr is not a terminal", function()

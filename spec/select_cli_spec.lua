@@ -117,7 +117,7 @@ spec: {schedulerName: fluence, containers: [{name: c, image: x}]}
     local r = select{ "-f", job, "--attributes", EX .. "/quickstart/attributes.yaml", "--offline" }
     assert.are.equal(3, r.code)
     assert.are.equal("", r.out)
-    assert.matches('unknown policy "min%-kost" %(did you mean "min%-cost"%?%)', r.err)
+    assert.matches('unknown attribute "kost" in "min%-kost" %(did you mean "min%-cost"%?%)', r.err)
     assert.matches("\n    %s*%^\n$", r.err)
   end)
 

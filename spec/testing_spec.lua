@@ -55,7 +55,7 @@ describe("fluence.testing", function()
       assert.has_error(function() t.rank("min-cots", b) end)
       local ok, err = pcall(t.rank, "min-cost,min-cots", b)
       assert.is_false(ok)
-      assert.matches('^policy:1:10: unknown policy "min%-cots" %(did you mean "min%-cost"%?%)', err)
+      assert.matches('^policy:1:10: unknown attribute "cots" in "min%-cots" %(did you mean "min%-cost"%?%)', err)
     end)
 
     it("checks the backends it is given", function()
@@ -143,7 +143,7 @@ spec:
       assert.are.equal("cost_usd 1, wants > 5", r.objects[1].dropped.x)
       r = t.select{ manifest = job, attributes = attrs, policy = "min-cots" }
       assert.are.equal(3, r.exit)
-      assert.matches('unknown policy "min%-cots"', r.error)
+      assert.matches('unknown attribute "cots" in "min%-cots"', r.error)
     end)
 
     it("takes an inline object and a provider file", function()

@@ -6,7 +6,7 @@
 --   lua5.4 tools/gen-man.lua --date 2026-11-22 > docs/fluence.1
 --
 -- The date is --date, else SOURCE_DATE_EPOCH, else today (UTC); the version
--- is the Makefile's VERSION.  spec/man_spec.lua checks that docs/fluence.1
+-- is the file VERSION.  spec/man_spec.lua checks that docs/fluence.1
 -- is what this script prints (with the page's own date) and that groff
 -- renders it without warnings.
 local here = (arg and arg[0] or ""):match("^(.*)/tools/[^/]*$") or "."
@@ -28,9 +28,9 @@ end
 
 local version = "unknown"
 do
-  local f = io.open(here .. "/Makefile")
+  local f = io.open(here .. "/VERSION")   -- the version's one place
   if f then
-    version = f:read("a"):match("\nVERSION%s*:?=%s*(%S+)") or version
+    version = f:read("l") or version
     f:close()
   end
 end
@@ -77,6 +77,19 @@ the input, whether or not the object has a select-policy annotation.]],
 pipeline reads (and the provider of each) and one column per stage: kept with
 its rank, or dropped and why.  Exits 1 when a selection fails; the table still
 shows why.  Coloured when stdout is a terminal and NO_COLOR is not set.]],
+  fn = [[A KRM function (the KRM Functions Specification): reads a ResourceList
+(config.kubernetes.io/v1) on stdin and writes it to stdout with the items select
+would pin pinned (every other byte kept, config.kubernetes.io annotations
+included) and one entry in results per selection, note and failure.  Options
+come from the command line and from the functionConfig, which wins: a
+ConfigMap whose data keys are the long option names (kpt fn eval DIR --exec
+"fluence fn" -- attributes=attrs.yaml offline=true), or a FluenceSelect
+(fluence.flux-framework.org/v1alpha1) with the same keys under spec, where
+attributes may be written inline.  fn CONFIG reads the functionConfig from a
+file; with a plain stream of objects on stdin (kustomize's exec plugins) it
+answers as select -f - would.  Exits 1 with the ResourceList and its error
+results when a selection fails, 3 for a bad functionConfig.  See
+docs/gitops.md.]],
   match = [[Reads resource-query commands on stdin (match allocate FILE, match
 allocate_orelse_reserve FILE, match allocate_with_satisfiability FILE, match
 satisfiability FILE, cancel N [stats], info N, quit) or takes jobspec files as
@@ -113,7 +126,10 @@ provider and select.  Plugins come from --policy-dir/--provider-dir, the test's
 project (the nearest directory above it with policies/ or providers/) and the
 usual search path.  Prints one line per failure (FILE:LINE: name: message) and
 "N passed, M failed" last; exit 1 when a test fails, 3 when a test file is
-malformed (located; nothing runs).  See docs/testing-plugins.md.]],
+malformed (located; nothing runs).  --coverage then lists, per plugin file of
+the tested projects, the lines with code, the lines the tests ran and those
+they missed; --coverage-min PERCENT exits 1 below that total.  See
+docs/testing-plugins.md.]],
   completion = [[bash and zsh print a script to source; kubectl prints the
 kubectl_complete-fluence helper that kubectl (1.26 or later) runs to complete
 "kubectl fluence ...": install it executable on PATH.]],
@@ -266,32 +282,16 @@ add(".PP")
 add(esc([[fluence policies and fluence providers show what was found and where.  The
 plugin author's guide is docs/plugins.md.]]))
 add(".SH ENVIRONMENT")
-local ENV = {
-  { "FLUENCE_PLUGIN_TIMEOUT", "Seconds each plugin call may run (default 5; 0: no limit); --plugin-timeout overrides it." },
-  { "FLUENCE_POLICY_PATH", "Colon-separated directories of policy plugins, searched after --policy-dir." },
-  { "FLUENCE_PROVIDER_PATH", "Colon-separated directories of provider plugins, searched after --provider-dir." },
-  { "FLUENCE_SOURCE_DIR", "Load lua/, policies/ and providers/ from this source tree before the built-in copies (development)." },
-  { "FLUENCE_DEBUG", "When set, internal errors (exit 70) carry a Lua traceback." },
-  { "FLUENCE_MAX_INPUT", "The size limit of a manifest, in bytes (default 512 MiB); any other file fluence reads may be 64 MiB." },
-  { "FLUENCE_FLUXION_LIB", "Path of flux-sched's libreapi_cli.so (v0.54 or later): match and the fits policy then run in Fluxion itself instead of the built-in matcher, with the same results." },
-  { "KUBECONFIG", "Colon-separated kubeconfig files, merged (the first file that sets a value wins); --kubeconfig overrides it." },
-  { "KUBERNETES_SERVICE_HOST, KUBERNETES_SERVICE_PORT", "Inside a pod without a kubeconfig: the API server, with the service account's token and CA." },
-  { "NO_COLOR", "When set and not empty, explain prints no colour (https://no-color.org)." },
-  { "SOURCE_DATE_EPOCH", "Seconds since the epoch to use as the time of the selection in the select-result audit (reproducible output)." },
-  { "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN", "Credentials of the braket-live provider; else the profile's in the shared credentials file." },
-  { "AWS_PROFILE", "Profile of the shared credentials and config files (default: default)." },
-  { "AWS_REGION, AWS_DEFAULT_REGION", "Region for Braket simulators (QPUs use the region of their ARN)." },
-  { "AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE", "Other locations of ~/.aws/credentials and ~/.aws/config." },
-  { "AWS_ENDPOINT_URL_BRAKET, AWS_ENDPOINT_URL", "Send Braket requests to this endpoint instead of AWS (tests, proxies); AWS_IGNORE_CONFIGURED_ENDPOINT_URLS disables both." },
-  { "N_SHOTS", "In a container's env in the manifest (not fluence's own environment): the shots of a quantum request when the select-shots annotation is absent (default 1000)." },
-}
-for _, e in ipairs(ENV) do
+-- the variables from the program's one table (core/cli.c), then what is
+-- read from a manifest's containers rather than fluence's own environment
+for _, e in ipairs(spec.environment) do
   add(".TP")
-  local names = {}
-  for n in e[1]:gmatch("[^, ]+") do names[#names + 1] = "\\fB" .. opt(n) .. "\\fR" end
-  add(table.concat(names, ", "))
-  add(esc(e[2]))
+  add("\\fB" .. opt(e.name) .. "\\fR")
+  add(esc(e.help:sub(1, 1):upper() .. e.help:sub(2) .. "."))
 end
+add(".PP")
+add(esc("N_SHOTS in a container's env in the manifest (not fluence's own environment) is the " ..
+        "shots of a quantum request when the select-shots annotation is absent (default 1000)."))
 add(".SH FILES")
 local FILES = {
   { "~/.fluence/policies/", "The user's policy plugins, NAME.lua." },
@@ -308,8 +308,11 @@ for _, f in ipairs(FILES) do
   add(esc(f[2]))
 end
 add(".SH EXIT STATUS")
-add(esc([[On any error nothing is written to stdout and one message on stderr says what and
-where ("fluence: FILE:LINE:COL: message").]]))
+add(esc([[An error (exit 2, 3, 4, 70) writes nothing to stdout, and one message on stderr says
+what and where ("fluence: FILE:LINE:COL: message").  Exit 1 is an answer: select, apply
+and create still write nothing, explain writes its table (why no backend fits) and test
+its report; fn always writes the ResourceList with error results, as the KRM Functions
+Specification asks.]]))
 for _, e in ipairs(spec.exit_codes) do
   add(".TP")
   add(".B " .. e.code)

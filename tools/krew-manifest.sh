@@ -1,18 +1,16 @@
 #!/bin/sh
 # Fills the krew manifest template (docs/krew/fluence.yaml) for a release:
 # each TARBALL's sha256 and download URI go to the platform named in its
-# file name (fluence-vX.Y.Z-OS-ARCH.tar.gz, OS linux|darwin, ARCH amd64|arm64).
+# file name (fluence-[v]X.Y.Z-linux-ARCH.tar.gz, ARCH amd64|arm64), as
+# `make dist` makes them (tools/dist.sh).
 #
 #   tools/krew-manifest.sh [-b BASE_URL] [-v VERSION] [-p] TARBALL... > fluence.yaml
 #
 #   -b  where the tarballs are published (default
 #       https://github.com/converged-computing/fluence/releases/download/VERSION)
-#   -v  the release version (default: from the tarball names, else the template's)
+#   -v  the release version, vX.Y.Z (default: from the tarball names, else
+#       v and the file VERSION)
 #   -p  partial: allow platforms without a tarball (their placeholders remain)
-#
-# A tarball for a release is made from a build on each platform, e.g.
-#   mkdir dist && cp bin/fluence dist/kubectl-fluence && cp docs/fluence.1 dist/
-#   tar -czf fluence-v0.1.0-linux-amd64.tar.gz -C dist kubectl-fluence fluence.1
 set -eu
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,12 +36,12 @@ script=
 for tarball in "$@"; do
     [ -f "$tarball" ] || { echo "krew-manifest: $tarball: no such file" >&2; exit 3; }
     name=$(basename "$tarball")
-    platform=$(echo "$name" | sed -n 's/.*-\(linux\|darwin\)-\(amd64\|arm64\)\.tar\.gz$/\1_\2/p')
+    platform=$(echo "$name" | sed -n 's/.*-\(linux\)-\(amd64\|arm64\)\.tar\.gz$/\1_\2/p')
     [ -n "$platform" ] || {
-        echo "krew-manifest: $name: expected a name ending in -(linux|darwin)-(amd64|arm64).tar.gz" >&2
+        echo "krew-manifest: $name: expected a name ending in -linux-(amd64|arm64).tar.gz" >&2
         exit 3
     }
-    v=$(echo "$name" | sed -n 's/.*-\(v[0-9][^-]*\)-\(linux\|darwin\)-.*/\1/p')
+    v=$(echo "$name" | sed -n 's/^fluence-v\{0,1\}\([0-9][^-]*\)-linux-.*/v\1/p')
     if [ -z "$version" ] && [ -n "$v" ]; then version=$v; fi
     key=$(echo "$platform" | tr a-z A-Z)
     sum=$(sha256 "$tarball")
@@ -51,10 +49,10 @@ for tarball in "$@"; do
 s|@SHA256_${key}@|${sum}|
 s|@URI_${key}@|@BASE@/${name}|"
 done
-version=${version:-$(sed -n 's/^  version: *//p' "$template")}
+version=${version:-v$(cat "$here/VERSION")}
 base=${base:-https://github.com/converged-computing/fluence/releases/download/$version}
 
-out=$(sed -e "$script" -e "s|@BASE@|${base%/}|g" -e "s|^  version: .*|  version: ${version}|" \
+out=$(sed -e "$script" -e "s|@BASE@|${base%/}|g" -e "s|@VERSION@|${version}|" \
           -e '1,/^apiVersion/{/^apiVersion/!d;}' "$template")
 if printf '%s\n' "$out" | grep -q '"@[A-Z0-9_]*@"'; then
     missing=$(printf '%s\n' "$out" | sed -n 's/.*"@SHA256_\([A-Z0-9_]*\)@".*/\1/p' | tr '\n' ' ')

@@ -23,8 +23,8 @@ return {
         if type(cost) ~= "number" then
           reasons[b.name] = "no attribute \"cost_usd\""
         elseif cost * pods > limit then
-          reasons[b.name] = ("costs %s for %d pod(s), over the budget of %s"):format(
-            ctx.num(cost * pods), pods, ctx.num(limit))
+          reasons[b.name] = ("costs %s for %d pod%s, over the budget of %s"):format(
+            ctx.num(cost * pods), pods, pods == 1 and "" or "s", ctx.num(limit))
         else
           keep[#keep + 1] = b
         end

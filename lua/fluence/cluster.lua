@@ -144,7 +144,7 @@ local function take(s, r)
   s.pages = (s.pages or 0) + 1
   if cont then s.continue = cont return false end
   if s.what == "nodes" then c.nodes = s.acc else c.usage = s.acc:totals() end
-  log.v(1, "cluster %s: %s: %d pages", M.name(c), s.what, s.pages)
+  log.v(1, "cluster %s: %s: %s", M.name(c), s.what, require("fluence.plural")(s.pages, "page"))
   return true
 end
 

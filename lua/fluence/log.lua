@@ -1,6 +1,7 @@
 -- Talking to the user on stderr: verbosity levels, a progress line, colour.
 --
 --   log.setup(args)          once per run: reads args.opts.verbose (-v count)
+--                            and args.opts.color (--color[=WHEN])
 --   log.v(level, fmt, ...)   "fluence: MESSAGE" on stderr when -v was given at
 --                            least `level` times (1: providers, timings;
 --                            2: HTTP status lines; 3: everything), on one
@@ -16,8 +17,10 @@
 --                            the operation.  Call it as often as you like.
 --                            A transfer that blocks redraws it with
 --                            "(waiting for HOST, N s)" (core/progress.c).
---   log.color()              true when stdout is a terminal and NO_COLOR is
---                            unset or empty (https://no-color.org)
+--   log.color()              --color=always: true; --color=never: false;
+--                            --color=auto (the default): true when stdout is
+--                            a terminal and NO_COLOR is unset or empty
+--                            (https://no-color.org)
 --   log.paint(code, text)    text wrapped in the SGR code when log.color()
 --
 -- Verbose lines and the progress line share stderr: a verbose line first
@@ -28,10 +31,20 @@ local progress = require "fluence.progress"   -- the line's state, in C
 local log = {}
 
 local level = 0
+local color_when = "auto"     -- --color: auto, always or never
+local WHEN = { auto = true, always = true, never = true }
 
 function log.setup(args)
-  local v = args and args.opts and args.opts.verbose
+  local opts = args and args.opts or {}
+  local v = opts.verbose
   level = math.tointeger(tonumber(v) or 0) or 0
+  -- --color alone means always, as ls and grep take it
+  local c = opts.color
+  if c == true then c = "always" end
+  if c ~= nil and not WHEN[c] then
+    require("fluence.errors").raise("USAGE", "--color: %q is not auto, always or never", tostring(c))
+  end
+  color_when = c or "auto"
   progress.update(nil)
 end
 
@@ -55,6 +68,7 @@ end
 log.progress_due = progress.due
 
 function log.color()
+  if color_when ~= "auto" then return color_when == "always" end
   if not sys.isatty(1) then return false end
   local nc = sys.getenv("NO_COLOR")
   return nc == nil or nc == ""

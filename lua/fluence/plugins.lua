@@ -64,7 +64,7 @@ local function load_plugin(kind, path, src, extra, budget, mode, name)
   local spec = KINDS[kind]
   local env = sandbox.env(extra)
   local chunk, err = load(src, "@" .. path, mode or "t", env)
-  if not chunk then fail("%s", at(path, err)) end
+  if not chunk then fail("%s", require("fluence.lua_syntax").locate(path, src, at(path, err))) end
   local ok, plugin = sandbox.call(chunk, { kind = kind, name = name or path:match("([^/]*)%.lua$") or path,
                                            file = path, phase = "load", budget = budget, trusted = mode == "b" })
   if not ok then fail("%s", at(path, plugin)) end

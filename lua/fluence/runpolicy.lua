@@ -56,7 +56,7 @@ function runpolicy.how(path, args)
   local src, err = sys.read_file(path)
   if not src then errors.raise("INPUT", "%s", err) end
   local chunk, lerr = load(src, "@" .. path, "t", sandbox.env())
-  if not chunk then errors.raise("INPUT", "%s", lerr) end
+  if not chunk then errors.raise("INPUT", "%s", require("fluence.lua_syntax").locate(path, src, lerr)) end
   local ok, value = sandbox.call(chunk, { kind = "policy file", name = path, file = path, phase = "load" })
   if not ok then errors.raise("INPUT", "%s", tostring(value)) end
   -- a raw copy: the file's metamethods must not run outside its time limit

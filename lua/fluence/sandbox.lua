@@ -45,6 +45,10 @@
 --   the whole run stops (exit 3) rather than each object waiting again.
 local sandbox = {}
 
+-- sandbox.on_line(source, line), when set, sees every line a plugin runs
+-- (fluence test --coverage); nil otherwise, and then costs nothing.
+sandbox.on_line = nil
+
 local STEP = 1000                      -- instructions between hook ticks
 sandbox.DEFAULT_BUDGET = 50000000      -- ~0.1-0.5 s of Lua on a laptop
 local REP_LIMIT = 16 * 1024 * 1024     -- bytes string.rep may build
@@ -295,7 +299,14 @@ function sandbox.call(fn, how, ...)
   local outer = current
   current = state
   tl_enter(limit, how)
-  dsethook(th, hook, "", STEP)
+  local on_line = sandbox.on_line
+  if on_line then        -- `fluence test --coverage`: line events too (testing/coverage.lua)
+    dsethook(th, function(ev, line)
+      if ev == "line" then on_line(dgetinfo(2, "S").source, line) else hook() end
+    end, "l", STEP)
+  else
+    dsethook(th, hook, "", STEP)
+  end
   local r = pack(raw_pcall(fn, ...))
   if type(oh) == "function" then dsethook(th, oh, om, oc) else dsethook(th) end
   if not r[1] and not state.timeout and tl_expired() then

@@ -220,7 +220,8 @@ local function gather(reg, args, req, providers, state)
       if not m then errors.raise("INPUT", "%s", err) end
       state.merged = m
     end
-    logger.v(1, "provider %s: %d backends in %.0f ms", e.name, #(backends or {}), (sys.monotonic() - t0) * 1000)
+    logger.v(1, "provider %s: %s in %.0f ms", e.name, require("fluence.plural")(#(backends or {}), "backend"),
+             (sys.monotonic() - t0) * 1000)
   end
 end
 
@@ -771,7 +772,8 @@ function selection.run(args, how)
         local where = ("%s:%d:%d"):format(st.name, obj.line or 1, obj.col or 1)
         selected = selected + 1
         if logger.progress_due() then
-          logger.progress(("selecting: %d objects so far (%s)"):format(selected, describe(obj)))
+          logger.progress(("selecting: %s so far (%s)"):format(require("fluence.plural")(selected, "object"),
+                                                                describe(obj)))
         end
         ctx.reg = ctx.reg or registries(args, ctx.clusters, how)
         if how.policy_file and not how.policy then how.policy = how.load_policy(ctx.reg) end

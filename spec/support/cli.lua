@@ -108,4 +108,21 @@ function M.run(args)
   return r
 end
 
+-- Is prog on PATH?
+function M.have(prog)
+  return os.execute("command -v " .. quote(prog) .. " >/dev/null 2>&1") == true
+end
+
+-- Runs a shell command in cwd (default the source tree), without the
+-- sanitizers' preload: {out=, err=, code=}.
+function M.sh(cmd, cwd)
+  local base = os.tmpname()
+  local _, how, code = os.execute("cd " .. quote(cwd or root) .. " && env -u LD_PRELOAD sh -c " .. quote(cmd) ..
+                                  " >" .. base .. ".out 2>" .. base .. ".err")
+  local r = { out = M.slurp(base .. ".out") or "", err = M.slurp(base .. ".err") or "",
+              code = how == "exit" and code or 128 + code }
+  os.remove(base .. ".out"); os.remove(base .. ".err"); os.remove(base)
+  return r
+end
+
 return M

@@ -17,7 +17,8 @@
 --
 -- With --attributes FILE, attribute names come from those backends: a
 -- policy that reads an attribute no backend has (and no provider provides)
--- is a warning.  Plugins are found as by `fluence test` (the file's project
+-- is a warning.  --provider NAME must name a provider (or a family), as
+-- select requires; it is loaded, not run.  Plugins are found as by `fluence test` (the file's project
 -- first, fluence.testing.project).  Exit 3 when there are errors (each on
 -- stderr, located; nothing on stdout), else 0 with a summary on stdout and
 -- warnings on stderr.
@@ -128,6 +129,28 @@ function cmd.run(args)
     end)
     if not ok then bad(message(err)) end
   end
+  -- --provider: as select would, it must name a provider (or a family).  It
+  -- is loaded, not run: check reaches no network.  (What any provider
+  -- declares it provides already counts as known, above.)
+  if opts.provider and #opts.provider > 0 then
+    local ok, reg = errors.try(plugins.load_providers, { dirs = opts["provider-dir"], api = api })
+    if not ok then bad(message(reg)) else
+      local names = {}
+      for _, e in ipairs(reg.list) do names[#names + 1] = e.name end
+      for _, n in ipairs(opts.provider) do
+        local e = reg.get(n)
+        if not e then
+          for _, c in ipairs(reg.list) do if c.decl.family == n then e = c end end
+        end
+        if not e then
+          local guess = require("fluence.pipeline").suggest(n, names)
+          bad(errors.format("--provider %q: unknown provider%s (see 'fluence providers')", n,
+                            guess and errors.format(" (did you mean %q?)", guess) or ""))
+        end
+      end
+    end
+  end
+
   local function known_list()
     if not known then return nil end
     local l = {}
@@ -242,7 +265,7 @@ function cmd.run(args)
   -- A .lua file named on the command line: what does it return?
   local function check_lua(path, text)
     local chunk, err = load(text, "@" .. path, "t", {})
-    if not chunk then return bad(err) end
+    if not chunk then return bad(require("fluence.lua_syntax").locate(path, text, err)) end
     local sandbox = require "fluence.sandbox"
     local env = sandbox.env{ api = api }
     chunk = load(text, "@" .. path, "t", env)
@@ -306,9 +329,11 @@ function cmd.run(args)
 
   sys.write(2, table.concat(out))
   if errors_n > 0 then return sys.EXIT.INPUT end
-  sys.write(1, ("checked %d manifest file(s) (%d policies), %d plugin(s), %d spec(s), %d test file(s): %s\n"):format(
-    stats.manifest, stats.policies, stats.plugin, stats.spec, stats.cases,
-    warnings_n > 0 and (warnings_n .. " warning(s)") or "no problems"))
+  local plural = require "fluence.plural"
+  sys.write(1, ("checked %s (%s), %s, %s, %s: %s\n"):format(
+    plural(stats.manifest, "manifest file"), plural(stats.policies, "policy", "policies"),
+    plural(stats.plugin, "plugin"), plural(stats.spec, "spec"), plural(stats.cases, "test file"),
+    warnings_n > 0 and plural(warnings_n, "warning") or "no problems"))
   return sys.EXIT.OK
 end
 

@@ -1,4 +1,4 @@
--- `fluence completion bash|zsh|kubectl`: shell completion scripts generated
+-- `fluence completion bash|zsh|fish|kubectl`: shell completion scripts generated
 -- from the command-line tables in core/cli.c (fluence.clispec), so a new verb
 -- or option is completed without touching this file.
 --
@@ -7,6 +7,7 @@
 --            files, directories, and plugin names asked of fluence itself
 --            (`fluence providers -o name`) at completion time
 --   zsh      a native #compdef script (_arguments, with descriptions)
+--   fish     `complete` lines (completion_fish.lua), kubectl-fluence wrapping fluence
 --   kubectl  the executable kubectl (>= 1.26) runs to complete
 --            `kubectl fluence ...`: install it on PATH as
 --            kubectl_complete-fluence.  It is the bash logic behind
@@ -24,21 +25,23 @@ local M = {}
 -- Values of options whose argument is a fixed word.  Per verb where the
 -- accepted set differs.
 local OUTPUT = {
-  select = { "yaml", "json" }, run = { "yaml", "json" },
+  select = { "yaml", "json", "name" }, run = { "yaml", "json", "name" },
   apply = { "yaml", "json", "name" }, create = { "yaml", "json", "name" },
-  explain = { "table", "json" }, jobspec = { "yaml", "json" },
-  policies = { "table", "json", "name" }, providers = { "table", "json", "name" },
+  explain = { "table", "wide", "json", "yaml" }, jobspec = { "yaml", "json" },
+  policies = { "table", "wide", "name", "json", "yaml" }, providers = { "table", "wide", "name", "json", "yaml" },
+  graph = { "jgf", "json", "yaml", "tree" },
   test = { "text", "junit", "tap" },
 }
 local VALUES = {
   ["dry-run"] = { "none", "client", "server" },
+  color = { "auto", "always", "never" },
   policy = { "first", "high", "low", "lonode", "hinode", "lonodex", "hinodex", "firstnodex", "locality", "variation" },
   format = { "simple", "rv1", "rv1_nosched", "jgf" },
 }
 -- How other option arguments complete.
 local FILES = { filename = true, attributes = true, graph = true, kubeconfig = true }
 local DIRS = { ["policy-dir"] = true, ["provider-dir"] = true, dir = true }
-local SHELLS = { "bash", "zsh", "kubectl" }
+local SHELLS = { "bash", "fish", "kubectl", "zsh" }
 
 local function verb_names()
   local out = {}
@@ -140,6 +143,8 @@ local function bash_script(prog_names)
   add("    esac")
   add("}")
   add("")
+  add("_fluence_shells='" .. words(SHELLS) .. "'")
+  add("")
   add([==[# Plugin names, asked of fluence itself (so user plugins are included):
 # $1 = policies|providers, then --policy-dir/--provider-dir arguments.
 _fluence_names() {
@@ -237,7 +242,7 @@ _fluence() {
     fi
     case $verb in
         help) ((npos == 0)) && _fluence_reply "$_fluence_verbs" "$cur" ;;
-        completion) ((npos == 0)) && _fluence_reply 'bash zsh kubectl' "$cur" ;;
+        completion) ((npos == 0)) && _fluence_reply "$_fluence_shells" "$cur" ;;
         run|explain)
             if ((npos == 0)) && [[ $verb == run ]]; then
                 local IFS=$'\n'
@@ -421,18 +426,22 @@ end
 M.bash = function() return bash_script("fluence kubectl-fluence") end
 M.zsh = zsh_script
 M.kubectl = kubectl_script
+-- the tables the fish script (completion_fish.lua) shares with these
+M.OUTPUT, M.VALUES, M.FILES, M.DIRS, M.SHELLS = OUTPUT, VALUES, FILES, DIRS, SHELLS
+M.options_of, M.verb_names = options_of, verb_names
+M.fish = function() return require("fluence.cmd.completion_fish").script(M) end
 
 function M.run(args)
   local shell = args.positional[1]
   if not shell then
-    errors.raise("USAGE", "completion: which shell? (%s completion bash|zsh|kubectl)", args.prog or "fluence")
+    errors.raise("USAGE", "completion: which shell? (%s completion bash|zsh|fish|kubectl)", args.prog or "fluence")
   end
   if #args.positional > 1 then
     errors.raise("USAGE", "completion: unexpected argument %q", args.positional[2])
   end
-  local gen = ({ bash = M.bash, zsh = M.zsh, kubectl = M.kubectl })[shell]
+  local gen = ({ bash = M.bash, zsh = M.zsh, fish = M.fish, kubectl = M.kubectl })[shell]
   if not gen then
-    errors.raise("USAGE", "completion: unknown shell %q (bash, zsh or kubectl)", shell)
+    errors.raise("USAGE", "completion: unknown shell %q (bash, zsh, fish or kubectl)", shell)
   end
   sys.write(1, gen())
   return sys.EXIT.OK

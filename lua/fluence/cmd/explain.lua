@@ -1,6 +1,8 @@
 -- `fluence explain`: per Fluence object, one row per backend with the
 -- attributes the pipeline reads (and the provider of each), and one column
--- per stage: kept with its rank, or dropped and why.  -o json for scripts.
+-- per stage: kept with its rank, or dropped and why.  -o wide: a column for
+-- every attribute, not only those the pipeline reads.  -o json and -o yaml
+-- (the same data) for scripts.
 -- Exit 1 when a selection fails (the table still shows why).
 local sys = require "fluence.sys"
 local json = require "fluence.json"
@@ -18,12 +20,24 @@ local function fmt_value(v)
   return tostring(v)
 end
 
--- The attributes worth a column: those the pipeline reads, else none.
-local function columns(rec)
+-- The attributes worth a column: those the pipeline reads; -o wide, every
+-- attribute any backend has (those the pipeline reads first).
+local function columns(rec, wide)
   local needs = rec.pipeline.attributes and rec.pipeline:attributes() or {}
   local cols = {}
   for k in pairs(needs) do if k ~= "context" then cols[#cols + 1] = k end end
   table.sort(cols)
+  if wide then
+    local seen, more = {}, {}
+    for _, c in ipairs(cols) do seen[c] = true end
+    for _, b in ipairs(rec.all) do
+      for k in pairs(b.attrs) do
+        if not seen[k] and k ~= "context" then seen[k] = true; more[#more + 1] = k end
+      end
+    end
+    table.sort(more)
+    for _, k in ipairs(more) do cols[#cols + 1] = k end
+  end
   -- among several clusters, where each candidate is comes first
   if rec.decision and rec.decision.many then table.insert(cols, 1, "context") end
   return cols
@@ -75,7 +89,7 @@ local function chosen_name(rec)
   return rec.context and rec.chosen and (rec.chosen .. "@" .. rec.context) or rec.chosen
 end
 
-local function to_json(records)
+local function to_data(records)
   local out = json.array{}
   for _, rec in ipairs(records) do
     local cells = stage_cells(rec)
@@ -100,7 +114,7 @@ local function to_json(records)
       notes = json.array(rec.notes),
     }, { __order = { "object", "where", "policy", "chosen", "context", "error", "stages", "backends", "notes" } })
   end
-  return json.encode(setmetatable({ objects = out }, {}), { indent = 2 }) .. "\n"
+  return setmetatable({ objects = out }, {})
 end
 
 -- Display width of UTF-8 text (one column per code point is enough here).
@@ -111,7 +125,7 @@ local function pad(s, w) return s .. (" "):rep(math.max(0, w - width(s))) end
 -- attribute and object names, reasons, notes, the policy) is escaped
 -- (sys.escape: one line, no control characters), so only the table's own
 -- colours reach the terminal.  The JSON keeps the text as it is.
-local function to_table(records, color)
+local function to_table(records, color, wide)
   local esc = sys.escape
   local function paint(code, s) return color and ("\27[" .. code .. "m" .. s .. "\27[0m") or s end
   local out, said = {}, {}
@@ -119,7 +133,7 @@ local function to_table(records, color)
     if ri > 1 then out[#out + 1] = "" end
     out[#out + 1] = ("%s  (%s)"):format(paint("1", esc(describe(rec.object))), esc(rec.where))
     out[#out + 1] = "policy: " .. esc(rec.pipeline.text)
-    local cols = columns(rec)
+    local cols = columns(rec, wide)
     local cells = stage_cells(rec)
     local header = { "BACKEND" }
     for _, c in ipairs(cols) do header[#header + 1] = c:upper() end
@@ -187,7 +201,13 @@ local function to_table(records, color)
   return table.concat(out, "\n") .. "\n"
 end
 
+local FORMATS = { table = true, wide = true, json = true, yaml = true }
+
 function cmd.run(args)
+  if args.opts.output and not FORMATS[args.opts.output] then
+    require("fluence.errors").raise("USAGE", "explain: unknown output format %q (table, wide, json or yaml)",
+                                    args.opts.output)
+  end
   local how = { explain = true }
   if #args.positional > 0 then
     how = require("fluence.runpolicy").how(args.positional[1], args)
@@ -196,12 +216,10 @@ function cmd.run(args)
   local res = selection.run(args, how)
   local fmt = args.opts.output or "table"
   local text
-  if fmt == "json" then text = to_json(res.records)
-  elseif fmt == "table" or fmt == "wide" then
-    local color = require("fluence.log").color()
-    text = to_table(res.records, color)
+  if fmt == "json" then text = json.encode(to_data(res.records), { indent = 2 }) .. "\n"
+  elseif fmt == "yaml" then text = require("fluence.yaml_out").encode(to_data(res.records))
   else
-    require("fluence.errors").raise("USAGE", "explain: unknown output format %q (table or json)", fmt)
+    text = to_table(res.records, require("fluence.log").color(), fmt == "wide")
   end
   sys.write(2, res.warnings)
   sys.write(1, text)

@@ -4,7 +4,8 @@
 -- of the pods bound to each node.
 --
 --   -o jgf (default)  the graph as JGF; with several --context, one JSON
---                     object {context: JGF, ...}
+--                     object {context: JGF, ...}; -o json is the same
+--   -o yaml           the same data as YAML
 --   -o tree           an indented tree, one vertex a line, per context
 local sys = require "fluence.sys"
 local errors = require "fluence.errors"
@@ -17,8 +18,9 @@ function cmd.run(args)
   local opts = args.opts
   if #args.positional > 0 then errors.raise("USAGE", "graph: unexpected argument %q", args.positional[1]) end
   local fmt = opts.output or "jgf"
-  if fmt ~= "jgf" and fmt ~= "tree" then
-    errors.raise("USAGE", "graph: unknown output format %q (jgf or tree)", tostring(fmt))
+  if fmt == "json" then fmt = "jgf" end     -- JGF is JSON
+  if fmt ~= "jgf" and fmt ~= "tree" and fmt ~= "yaml" then
+    errors.raise("USAGE", "graph: unknown output format %q (jgf, json, yaml or tree)", tostring(fmt))
   end
   local cl = cluster.open(opts)
   cluster.load(cl.list, { offerings = opts["fluence-ns"] or "kube-system", nodes = true, pods = opts.now })
@@ -48,6 +50,19 @@ function cmd.run(args)
       t[#t + 1] = cluster.tree_text(p.graph)
     end
     out = table.concat(t)
+  elseif fmt == "yaml" then
+    local data
+    if not cl.many then data = json.decode(cluster.jgf(parts[1].graph))
+    else
+      local order = {}
+      data = {}
+      for _, p in ipairs(parts) do
+        data[p.name] = json.decode(cluster.jgf(p.graph))
+        order[#order + 1] = p.name
+      end
+      setmetatable(data, { __order = order })
+    end
+    out = require("fluence.yaml_out").encode(data)
   elseif not cl.many then
     out = cluster.jgf(parts[1].graph)
   else

@@ -24,21 +24,41 @@ local function provider_api()
   return {}
 end
 
-local function table_text(reg)
-  local rows = { { "NAME", "ORIGIN", "DESCRIPTION" } }
+-- -o wide adds what a provider declares (live, family, the attributes it
+-- provides) and the files each plugin shadows.
+local function table_text(reg, wide)
+  local header = { "NAME", "ORIGIN" }
+  if wide then
+    header[#header + 1] = "DECLARES"
+    header[#header + 1] = "SHADOWS"
+  end
+  header[#header + 1] = "DESCRIPTION"
+  local rows = { header }
   for _, e in ipairs(reg.list) do
     local origin = e.origin
     if e.overrides then origin = origin .. " (overrides built-in)" end
-    rows[#rows + 1] = { e.name, origin, e.description }
+    local row = { e.name, origin }
+    if wide then
+      local d, parts = e.decl or {}, {}
+      if d.live then parts[#parts + 1] = "live" end
+      if d.family then parts[#parts + 1] = "family=" .. d.family end
+      if d.provides and #d.provides > 0 then parts[#parts + 1] = "provides=" .. table.concat(d.provides, ",") end
+      row[#row + 1] = #parts > 0 and table.concat(parts, " ") or "-"
+      row[#row + 1] = #e.shadows > 0 and table.concat(e.shadows, ",") or "-"
+    end
+    row[#row + 1] = e.description
+    rows[#rows + 1] = row
   end
-  local w1, w2 = 0, 0
+  local widths = {}
   for _, r in ipairs(rows) do
-    w1 = math.max(w1, #r[1])
-    w2 = math.max(w2, #r[2])
+    for i = 1, #r - 1 do widths[i] = math.max(widths[i] or 0, #r[i]) end
   end
   local out = {}
   for _, r in ipairs(rows) do
-    out[#out + 1] = (("%-" .. w1 .. "s  %-" .. w2 .. "s  %s"):format(r[1], r[2], r[3]):gsub("%s+$", ""))
+    local parts = {}
+    for i = 1, #r - 1 do parts[i] = ("%-" .. widths[i] .. "s"):format(r[i]) end
+    parts[#parts + 1] = r[#r]
+    out[#out + 1] = (table.concat(parts, "  "):gsub("%s+$", ""))
   end
   out[#out + 1] = ""
   out[#out + 1] = "search order: " .. (function()
@@ -61,22 +81,23 @@ function M.run(args)
   end
   local fmt = opts.output
   local text
-  if fmt == "json" then
+  if fmt == "json" or fmt == "yaml" then
     local arr = {}
     for i, e in ipairs(reg.list) do
       arr[i] = setmetatable({ name = e.name, origin = e.origin, description = e.description,
                               overrides = e.overrides,
                               shadows = #e.shadows > 0 and json.array(e.shadows) or nil }, ORDER)
     end
-    text = json.encode(json.array(arr), { indent = 2 }) .. "\n"
+    if fmt == "yaml" then text = require("fluence.yaml_out").encode(json.array(arr))
+    else text = json.encode(json.array(arr), { indent = 2 }) .. "\n" end
   elseif fmt == "name" then
     local names = {}
     for i, e in ipairs(reg.list) do names[i] = e.name end
     text = #names > 0 and table.concat(names, "\n") .. "\n" or ""
   elseif fmt == nil or fmt == "table" or fmt == "wide" then
-    text = table_text(reg)
+    text = table_text(reg, fmt == "wide")
   else
-    errors.raise("USAGE", "%s: unknown output format %q (json, name or the default table)", verb, fmt)
+    errors.raise("USAGE", "%s: unknown output format %q (table, wide, name, json or yaml)", verb, fmt)
   end
   sys.write(1, text)
   return sys.EXIT.OK

@@ -7,14 +7,26 @@ local selection = require "fluence.selection"
 
 local cmd = {}
 
+local FORMATS = { yaml = true, json = true, name = true }
+
 function cmd.output(args, res)
   local fmt = args.opts.output or "yaml"
   if fmt == "json" then return selection.render_json(res) end
   if fmt == "yaml" then return res.output end
-  errors.raise("USAGE", "%s: unknown output format %q (yaml or json)", args.verb, fmt)
+  -- -o name: every object of the output, as kubectl -o name names it
+  local display_name = require("fluence.apply").display_name
+  local lines = {}
+  for _, o in ipairs(res.objects) do
+    lines[#lines + 1] = display_name(o.apiVersion, o.kind, o.name or o.generateName) .. "\n"
+  end
+  return table.concat(lines)
 end
 
 function cmd.run(args)
+  local fmt = args.opts.output
+  if fmt and not FORMATS[fmt] then
+    errors.raise("USAGE", "%s: unknown output format %q (yaml, json or name)", args.verb, fmt)
+  end
   local how = {}
   if args.verb == "run" then
     local path = args.positional[1]

@@ -3,11 +3,14 @@
 -- (*.test.yaml) -- found recursively under each PATH (default .), in
 -- process.  Prints one line per failure (FILE:LINE: NAME: message) and, last,
 -- "N passed, M failed"; -o junit / -o tap write JUnit XML / TAP instead
--- (the failure lines and the summary then go to stderr).
+-- (the failure lines and the summary then go to stderr).  --coverage adds,
+-- per plugin file, the lines the tests ran and missed (testing/coverage.lua);
+-- --coverage-min PERCENT fails the run (exit 1) below that.
 --
 -- Exit: 0 all passed, 1 some failed, 2 usage (no tests found ...), 3 a
 -- malformed test file (a YAML or Lua error, an unknown key, a missing
--- manifest): every such file is reported, located, and nothing runs.
+-- manifest) or a plugin of the tested projects that does not load: every
+-- such file is reported once, located, and nothing runs.
 local sys = require "fluence.sys"
 local errors = require "fluence.errors"
 local project = require "fluence.testing.project"
@@ -37,6 +40,50 @@ local function discover(path, out, seen)
 end
 
 local FORMATS = { text = true, junit = true, tap = true }
+
+-- The plugin files the tests are about: those of every test file's project
+-- and of --policy-dir/--provider-dir (the built-ins are fluence's own):
+-- { {path =, kind = "policy" | "provider"}, ... }
+local function plugin_files(tests)
+  local dirs, seen_dir, out, seen = {}, {}, {}, {}
+  local function add_dirs(list, kind)
+    for _, d in ipairs(list) do
+      if not seen_dir[d] then seen_dir[d] = true; dirs[#dirs + 1] = { dir = d, kind = kind } end
+    end
+  end
+  for _, f in ipairs(tests) do
+    local p = project.of(f.path)
+    add_dirs(p.policy_dirs, "policy")
+    add_dirs(p.provider_dirs, "provider")
+  end
+  for _, d in ipairs(dirs) do
+    local names = sys.list_dir(d.dir) or {}
+    table.sort(names)
+    for _, n in ipairs(names) do
+      local path = d.dir .. "/" .. n
+      local kind, id = sys.kind(path)
+      if n:match("^[^.].*%.lua$") and kind == "file" and not seen[id] then
+        seen[id] = true
+        out[#out + 1] = { path = path, kind = d.kind }
+      end
+    end
+  end
+  return out
+end
+
+-- Each plugin file loaded once, before any test: one that does not load
+-- (a syntax error, a missing export) is reported once, located, instead of
+-- failing every test that reaches it with the same message.
+local function broken_plugins(list)
+  local plugins = require "fluence.plugins"
+  local api = require("fluence.provider_api").new{ overrides = require("fluence.testing.stubs").new{}.api }
+  local bad = {}
+  for _, pf in ipairs(list) do
+    local ok, e = errors.try(plugins.load_file, pf.kind, pf.path, { api = api })
+    if not ok then bad[#bad + 1] = e.message end
+  end
+  return bad
+end
 
 function cmd.run(args)
   local opts = args.opts
@@ -69,10 +116,20 @@ function cmd.run(args)
     if obj then loaded[#loaded + 1] = { kind = f.kind, file = obj }
     else bad[#bad + 1] = err end
   end
+  local plugin_list = plugin_files(files)
+  for _, m in ipairs(broken_plugins(plugin_list)) do bad[#bad + 1] = m end
   if #bad > 0 then
     for _, m in ipairs(bad) do sys.write(2, "fluence: " .. tostring(m) .. "\n") end
     return sys.EXIT.INPUT
   end
+
+  -- --coverage: every line a plugin runs from here on is counted
+  local min = opts["coverage-min"] and tonumber(opts["coverage-min"])
+  if min and min > 100 then
+    errors.raise("USAGE", "test: --coverage-min: %q is not a percentage from 0 to 100", opts["coverage-min"])
+  end
+  local coverage = (opts.coverage or min) and require "fluence.testing.coverage"
+  if coverage then coverage.start() end
 
   local results = {}
   local function add(r) results[#results + 1] = r end
@@ -89,6 +146,18 @@ function cmd.run(args)
   else
     sys.write(1, fmt == "junit" and report.junit(results) or report.tap(results))
     sys.write(2, report.text(results, verbose > 0))
+  end
+  if coverage then
+    coverage.stop()
+    local paths = {}
+    for i, pf in ipairs(plugin_list) do paths[i] = pf.path end
+    local rep = coverage.report(paths)
+    sys.write(fmt == "text" and 1 or 2, coverage.text(rep))
+    if min and rep.percent < min then
+      sys.write(2, ("fluence: test: the tests ran %.1f%% of the plugins' lines, below --coverage-min %s\n")
+                   :format(rep.percent, opts["coverage-min"]))
+      failed = true
+    end
   end
   return failed and sys.EXIT.SELECT or sys.EXIT.OK
 end

@@ -128,7 +128,7 @@ function runner.collect(path, src)
   file.set_running = function(v) running = v end
 
   local fn, err = load(src, chunk, "t", env)
-  if not fn then return nil, err end
+  if not fn then return nil, require("fluence.lua_syntax").locate(path, src, err) end
   local ok, e = xpcall(fn, function(x)
     -- one line: require's list of the places it searched is noise here
     local msg = message_of(x):match("^[^\n]*"):gsub(":$", "")
