@@ -19,6 +19,7 @@
 --   api.warn(fmt, ...)   -- stderr, always
 --   api.cluster.offerings() -> offerings | nil, err   (set by the selection; nil offline)
 --   api.aws              -- fluence.aws (credentials chain, SigV4) when built in
+--   api.cost             -- the cost model's units and formulas (lua/fluence/cost.lua)
 --
 -- new{ overrides = {http =, env =, read_file =, aws = ...} } replaces those
 -- fields: fluence.testing stands in for the network, the environment and
@@ -120,6 +121,19 @@ function M.new(opts)
       return aws[k]
     end,
   })
+  -- the cost model loads when a provider first reaches for it
+  local function lazy(load)
+    local mod
+    return setmetatable({}, { __index = function(_, k)
+      mod = mod or load()
+      return mod[k]
+    end })
+  end
+  api.cost = lazy(function()
+    local c = require "fluence.cost"
+    return { PRICES = c.PRICES, UNIT = c.UNIT, per_task = c.per_task, workload = c.workload, estimate = c.estimate,
+             parse_duration = c.parse_duration, age = c.age }
+  end)
   for k, v in pairs(opts.overrides or {}) do api[k] = v end
   return readonly(api)        -- deep: api.yaml, api.aws ... are views too
 end

@@ -224,6 +224,13 @@ local function gather(reg, args, req, providers, state)
   end
 end
 
+-- Once every provider ran: cost_usd estimated from the unit prices the
+-- backends carry (fluence.cost, loaded only when some backend has a price).
+local function estimate_costs(req, state)
+  local cost = require "fluence.cost"
+  if cost.priced(merge.attribute_names(state.merged)) then cost.apply(state, req, merge) end
+end
+
 -- Attribute names a policy may mention without being taken for a typo: what
 -- the providers returned, and what the live ones would.
 local function known_attributes(reg, present)
@@ -340,7 +347,8 @@ end
 local function request_key(req)
   local parts = { req.policy or "", tostring(req.shots), table.concat(req.candidates or {}, ","),
                   table.concat(req.constraints or {}, ","), req.backend_family or "",
-                  tostring(req.pods), tostring(req.pod.cpu), tostring(req.pod.memory), tostring(req.pod.gpu) }
+                  tostring(req.pods), tostring(req.pod.cpu), tostring(req.pod.memory), tostring(req.pod.gpu),
+                  req.duration and (req.duration.from .. "=" .. req.duration.seconds) or "" }
   local vt = {}
   for k, v in pairs(req.pod.virtual or {}) do vt[#vt + 1] = k .. "=" .. tostring(v) end
   table.sort(vt)
@@ -459,6 +467,7 @@ local function decide(ctx, req, how)
   d.pipeline = pl
   local needs = pl.attributes and pl:attributes() or {}
   gather(reg, args, req, live_providers(reg, needs, seen, present), state)
+  estimate_costs(req, state)
   local backends = state.merged
   d.all = backends
   local offered, why = reg.offerings()
@@ -536,6 +545,7 @@ local function decide_many(ctx, req, how)
     local notes = {}
     p.state.notes = notes
     gather(reg, args, req, live_providers(reg, needs, p.seen, merge.attribute_names(p.state.merged)), p.state)
+    estimate_costs(req, p.state)
     local offered, why = reg.offerings()
     for _, n in ipairs(notes) do note(n) end
     if why and not args.opts.offline then note(why, true) end
