@@ -11,7 +11,7 @@
 enum { V_SELECT = 1 << 0, V_APPLY = 1 << 1, V_CREATE = 1 << 2, V_RUN = 1 << 3,
        V_EXPLAIN = 1 << 4, V_MATCH = 1 << 5, V_JOBSPEC = 1 << 6, V_POLICIES = 1 << 7,
        V_PROVIDERS = 1 << 8, V_COMPLETION = 1 << 9, V_VERSION = 1 << 10, V_HELP = 1 << 11,
-       V_GRAPH = 1 << 12, V_TEST = 1 << 13, V_CHECK = 1 << 14, V_NEW = 1 << 15 };
+       V_GRAPH = 1 << 12, V_TEST = 1 << 13, V_CHECK = 1 << 14, V_NEW = 1 << 15, V_PRICES = 1 << 16 };
 #define V_APPLYING (V_APPLY | V_CREATE)
 #define V_SELECTING (V_SELECT | V_APPLYING | V_RUN | V_EXPLAIN)
 #define V_PLUGINS (V_TEST | V_CHECK)   /* the plugin authors' verbs that load plugins */
@@ -35,6 +35,7 @@ static const struct verb verbs[] = {
     {"graph", V_GRAPH, "[--context NAME]... [-o jgf|tree] [--now]", "print the resource graph Fluence builds from a cluster's nodes and offerings"},
     {"policies", V_POLICIES, "[options]", "list the selection policies, where each comes from, and what it does"},
     {"providers", V_PROVIDERS, "[options]", "list the backend providers, where each comes from, and what it does"},
+    {"prices", V_PRICES, "--cloud CLOUD -t TYPE -r REGION... | --attributes FILE", "list the live prices the price providers see (Azure, AWS, GCP), with their source and age"},
     {"new", V_NEW, "policy|provider NAME [--dir DIR]", "create a plugin with a spec and a test case that pass 'fluence test'"},
     {"check", V_CHECK, "[PATH...] [options]", "check manifests' select-policy and plugin files, located, without selecting"},
     {"test", V_TEST, "[PATH...] [options]", "run plugin tests: busted specs (*_spec.lua) and cases (*.test.yaml), in process"},
@@ -57,7 +58,8 @@ struct option {
 
 /* Sorted by long name. */
 static const struct option options[] = {
-    {"attributes", 0, VALUE, 1, V_SELECTING | V_CHECK, "FILE", "attribute file (YAML or JSON, the Go client's format); repeatable"},
+    {"attributes", 0, VALUE, 1, V_SELECTING | V_CHECK | V_PRICES, "FILE", "attribute file (YAML or JSON, the Go client's format); repeatable"},
+    {"cloud", 0, VALUE, 0, V_PRICES, "CLOUD", "azure, aws or gcp: the cloud of every --instance-type"},
     {"confirm", 0, FLAG, 0, V_APPLYING, NULL, "show the selections and ask y/n on the terminal before applying"},
     {"context", 0, VALUE, 1, V_SELECTING | V_GRAPH, "NAME", "kubeconfig context; repeat to choose among clusters"},
     {"cost-tol", 0, VALUE, 0, V_SELECTING, "N[%]", "band of the cost and queue rankers: N absolute (default 0), N% of the best"},
@@ -71,24 +73,28 @@ static const struct option options[] = {
     {"format", 'F', VALUE, 0, V_MATCH, "FMT", "match output: simple (default), rv1, rv1_nosched or jgf"},
     {"graph", 0, VALUE, 1, V_SELECTING | V_MATCH | V_JOBSPEC, "FILE", "cluster resource graph (JGF) for fit checks / matching"},
     {"help", 'h', FLAG, 0, V_ALL, NULL, "show this help"},
+    {"instance-type", 't', VALUE, 1, V_PRICES, "TYPE", "an instance type, VM size or GPU name of --cloud; repeatable"},
     {"kubeconfig", 0, VALUE, 0, V_SELECTING | V_GRAPH, "FILE", "kubeconfig file (else KUBECONFIG, else ~/.kube/config)"},
     {"namespace", 'n', VALUE, 0, V_SELECTING, "NS", "namespace for objects that do not name one"},
     {"now", 0, FLAG, 0, V_GRAPH, NULL, "what is free now: less what the pods bound to each node request"},
-    {"offline", 0, FLAG, 0, V_SELECTING, NULL, "do not contact the cluster (no offerings)"},
+    {"offline", 0, FLAG, 0, V_SELECTING, NULL, "do not contact the cluster (no offerings); prices from the cache only"},
+    {"offline", 0, FLAG, 0, V_PRICES, NULL, "prices from the cache only: no network"},
     /* -o: one entry per meaning (find_long) */
     {"output", 'o', VALUE, 0, V_SELECT | V_RUN | V_JOBSPEC, "FMT", "yaml (default) or json"},
     {"output", 'o', VALUE, 0, V_APPLYING, "FMT", "name, yaml or json (default: each object and what was done)"},
     {"output", 'o', VALUE, 0, V_EXPLAIN, "FMT", "table (default), wide or json"},
     {"output", 'o', VALUE, 0, V_POLICIES | V_PROVIDERS, "FMT", "table (default), wide, name or json"},
+    {"output", 'o', VALUE, 0, V_PRICES, "FMT", "table (default) or json"},
     {"output", 'o', VALUE, 0, V_GRAPH, "FMT", "jgf (default) or tree"},
     {"output", 'o', VALUE, 0, V_TEST, "FMT", "text (default), junit or tap"},
-    {"plugin-timeout", 0, VALUE, 0, V_SELECTING | V_POLICIES | V_PROVIDERS | V_PLUGINS, "SECONDS", "time limit of each plugin call, network waits aside (default 5; 0: none)"},
+    {"plugin-timeout", 0, VALUE, 0, V_SELECTING | V_POLICIES | V_PROVIDERS | V_PLUGINS | V_PRICES, "SECONDS", "time limit of each plugin call, network waits aside (default 5; 0: none)"},
     {"policy", 'P', VALUE, 0, V_MATCH, "POLICY", "match policy: first (default), high, low, lonode, hinode, locality, variation, ..."},
     {"policy-dir", 0, VALUE, 1, V_SELECTING | V_POLICIES | V_COMPLETION | V_PLUGINS, "DIR", "extra directory of policy plugins (searched first); repeatable"},
     {"provider", 0, VALUE, 1, V_SELECTING, "NAME", "also consult this provider; repeatable"},
-    {"provider-dir", 0, VALUE, 1, V_SELECTING | V_PROVIDERS | V_COMPLETION | V_PLUGINS, "DIR", "extra directory of provider plugins (searched first); repeatable"},
+    {"provider-dir", 0, VALUE, 1, V_SELECTING | V_PROVIDERS | V_COMPLETION | V_PLUGINS | V_PRICES, "DIR", "extra directory of provider plugins (searched first); repeatable"},
     {"recursive", 'R', FLAG, 0, V_SELECTING | V_JOBSPEC, NULL, "descend into directories given with -f"},
-    {"request-timeout", 0, VALUE, 0, V_SELECTING | V_GRAPH, "SECONDS", "timeout of each cluster request (default 30)"},
+    {"region", 'r', VALUE, 1, V_PRICES, "REGION", "a region of --cloud (eastus, us-east-1, us-central1); repeatable"},
+    {"request-timeout", 0, VALUE, 0, V_SELECTING | V_GRAPH | V_PRICES, "SECONDS", "timeout of each cluster or price request (default 30; price requests 10)"},
     {"require-offerings", 0, FLAG, 0, V_SELECTING, NULL, "fail when the cluster's offerings cannot be read"},
     {"verbose", 'v', COUNT, 0, V_ALL, NULL, "more detail on stderr (repeat for more)"},
 };

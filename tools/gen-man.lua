@@ -94,6 +94,13 @@ to each node and not finished.  With several --context, one graph per cluster.]]
   policies = [[Lists every policy plugin on the search path: name, origin and description,
 then the search order.  -o name prints one name per line; -o json for scripts.]],
   providers = [[Lists every provider plugin on the search path, like policies.]],
+  prices = [[Asks the price providers (azure-prices, aws-prices, gcp-prices) for every
+--instance-type in every --region of --cloud, or for the backends of --attributes
+files that carry cloud, instance_type and region, and prints one row each: the
+on-demand and spot price, their unit (USD/hour; USD/GPU-hour for GCP, whose GPU
+price excludes the host VM), the spot zone, the age of the price and the provider.
+Notes on stderr say why a price is missing or how old a cached one is.  The same
+cache as a selection; --offline never touches the network.  See docs/pricing.md.]],
   new = [[Writes DIR/policies/NAME.lua (or DIR/providers/NAME.lua), DIR/tests/NAME_spec.lua
 and DIR/tests/NAME.test.yaml: a commented plugin (a policy with an argument, or a
 provider reading a JSON endpoint over HTTP) and its tests, which pass
@@ -278,11 +285,17 @@ local ENV = {
   { "KUBERNETES_SERVICE_HOST, KUBERNETES_SERVICE_PORT", "Inside a pod without a kubeconfig: the API server, with the service account's token and CA." },
   { "NO_COLOR", "When set and not empty, explain prints no colour (https://no-color.org)." },
   { "SOURCE_DATE_EPOCH", "Seconds since the epoch to use as the time of the selection in the select-result audit (reproducible output)." },
-  { "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN", "Credentials of the braket-live provider; else the profile's in the shared credentials file." },
+  { "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN", "Credentials of the braket-live and aws-prices providers; else the profile's in the shared credentials file." },
   { "AWS_PROFILE", "Profile of the shared credentials and config files (default: default)." },
   { "AWS_REGION, AWS_DEFAULT_REGION", "Region for Braket simulators (QPUs use the region of their ARN)." },
   { "AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE", "Other locations of ~/.aws/credentials and ~/.aws/config." },
   { "AWS_ENDPOINT_URL_BRAKET, AWS_ENDPOINT_URL", "Send Braket requests to this endpoint instead of AWS (tests, proxies); AWS_IGNORE_CONFIGURED_ENDPOINT_URLS disables both." },
+  { "AWS_ENDPOINT_URL_PRICING, AWS_ENDPOINT_URL_EC2", "The aws-prices provider's Price List and EC2 endpoints (else AWS_ENDPOINT_URL, else AWS's)." },
+  { "FLUENCE_AZURE_PRICES_URL", "The Azure Retail Prices endpoint of the azure-prices provider (default https://prices.azure.com/api/retail/prices)." },
+  { "FLUENCE_GCP_BILLING_URL", "The Cloud Billing Catalog endpoint of the gcp-prices provider (default https://cloudbilling.googleapis.com)." },
+  { "FLUENCE_GCP_API_KEY, GOOGLE_API_KEY", "The API key of the gcp-prices provider (the first set wins); never shown." },
+  { "FLUENCE_PRICE_TTL", "How long a cached price is fresh: seconds or a duration such as 6h (default 6h; spot prices a sixth of it; 0: always fetch, the cache only when a fetch fails)." },
+  { "XDG_CACHE_HOME", "The price cache lives in $XDG_CACHE_HOME/fluence/prices (else ~/.cache/fluence/prices)." },
   { "N_SHOTS", "In a container's env in the manifest (not fluence's own environment): the shots of a quantum request when the select-shots annotation is absent (default 1000)." },
 }
 for _, e in ipairs(ENV) do
@@ -298,7 +311,8 @@ local FILES = {
   { "~/.fluence/providers/", "The user's provider plugins, NAME.lua." },
   { "~/.kube/config", "The kubeconfig used when neither --kubeconfig nor KUBECONFIG is given." },
   { "/var/run/secrets/kubernetes.io/serviceaccount/", "Token, CA and namespace of the service account, inside a pod." },
-  { "~/.aws/credentials, ~/.aws/config", "AWS credentials and region of the profile, for the braket-live provider." },
+  { "~/.aws/credentials, ~/.aws/config", "AWS credentials and region of the profile, for the braket-live and aws-prices providers." },
+  { "~/.cache/fluence/prices/", "The price cache: one JSON file per provider and price, replaced atomically (XDG_CACHE_HOME moves it)." },
 }
 for _, f in ipairs(FILES) do
   add(".TP")
@@ -329,6 +343,8 @@ local EXAMPLES = {
     "fluence select \\-f job.yaml \\-\\-provider\\-dir ./providers \\-\\-provider gpu\\-pricing" },
   { "Start a policy of your own, and run its tests:",
     "fluence new policy cheap\\-enough \\-\\-dir ./plugins && fluence test ./plugins" },
+  { "Today's on-demand and spot price of an EC2 instance type in two regions:",
+    "fluence prices \\-\\-cloud aws \\-t p4d.24xlarge \\-r us\\-east\\-1 \\-r us\\-west\\-2" },
   { "Check manifests and plugins before using them:",
     "fluence check k8s/ ./plugins \\-\\-attributes attrs.yaml" },
   { "Shell completion:",

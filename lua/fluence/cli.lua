@@ -10,7 +10,7 @@ local verb_modules = {
   run = "fluence.cmd.select", explain = "fluence.cmd.explain", match = "fluence.cmd.match",
   jobspec = "fluence.cmd.jobspec", policies = "fluence.cmd.plugins",
   providers = "fluence.cmd.plugins", completion = "fluence.cmd.completion", graph = "fluence.cmd.graph",
-  test = "fluence.cmd.test", check = "fluence.cmd.check", new = "fluence.cmd.new",
+  test = "fluence.cmd.test", check = "fluence.cmd.check", new = "fluence.cmd.new", prices = "fluence.cmd.prices",
 }
 
 function cli.main(args)
