@@ -208,6 +208,16 @@ function M.rfc3339(t)
   return ("%04d-%02d-%02dT%02d:%02d:%02dZ"):format(y, m, d, secs // 3600, secs % 3600 // 60, secs % 60)
 end
 
+-- One DescribeSpotPriceHistory call of a spot job, from now (token: the
+-- next page's).
+function M.spot_request(api, job, token)
+  local params = { Action = "DescribeSpotPriceHistory", Version = M.EC2_VERSION,
+                   ["InstanceType.1"] = job.item.instance_type, ["ProductDescription.1"] = "Linux/UNIX",
+                   StartTime = M.rfc3339(api.now()), MaxResults = 1000, NextToken = token }
+  return { url = job.base .. "/", method = "POST", body = form(params),
+           headers = { ["Content-Type"] = "application/x-www-form-urlencoded; charset=utf-8" } }
+end
+
 function M.candidates(ctx)
   local api = ctx.api
   local P = api.prices
@@ -221,22 +231,27 @@ function M.candidates(ctx)
   if #ec2 == 0 and #devices == 0 then return {} end
   local book = P.book(M.name, ctx.options)
 
-  local creds
-  if not book.offline then
-    local why
-    creds, why = api.aws.credentials()
-    if not creds then
-      book:note(("%s; only cached prices are used"):format(tostring(why):match("^[^\n]*")))
+  -- credentials (and libcrypto) only when something must be fetched, or a
+  -- simulator needs the configured region
+  local creds, tried
+  local function credentials()
+    if not tried and not book.offline then
+      tried = true
+      local why
+      creds, why = api.aws.credentials()
+      if not creds then
+        book:note(("%s; only cached prices are used"):format(tostring(why):match("^[^\n]*")))
+      end
     end
+    return creds
   end
   local function redact(s) return creds and creds:redact(s) or s end
 
   -- the Braket devices' regions (a simulator's: the configured one)
-  local default_region = creds and creds:region()
   local region_of = {}
   for _, b in ipairs(devices) do
-    local r = str(tostring(b.attrs.device_arn):match("^arn:[^:]*:braket:([^:]*):")) or str(b.attrs.region) or
-              default_region
+    local r = str(tostring(b.attrs.device_arn):match("^arn:[^:]*:braket:([^:]*):")) or str(b.attrs.region)
+    if not r and credentials() then r = creds:region() end
     region_of[b.name] = r
     if r and not regions[r] then
       regions[r] = { region = r }
@@ -245,42 +260,41 @@ function M.candidates(ctx)
   end
 
   -- cache first: what is fresh is not asked for
-  local jobs = {}
-  local pricing = creds and (creds:endpoint("pricing") or M.PRICING_URL):gsub("/+$", "")
-  local pricing_region = pricing and (pricing:match("^https?://api%.pricing%.([%w-]+)%.amazonaws%.com") or
-                                      M.PRICING_REGION)
-  local function products_job(kind, item, service, filters)
-    return { kind = kind, item = item, service = service, filters = filters, docs = {}, seen = {},
-             request = { url = pricing .. "/", method = "POST",
-                         body = api.json.encode(M.products_body(service, filters)),
-                         headers = { ["Content-Type"] = "application/x-amz-json-1.1",
-                                     ["X-Amz-Target"] = "AWSPriceListService.GetProducts" } },
-             sign_region = pricing_region, sign_service = "pricing" }
-  end
-  local function spot_request(job, token)
-    local params = { Action = "DescribeSpotPriceHistory", Version = M.EC2_VERSION,
-                     ["InstanceType.1"] = job.item.instance_type, ["ProductDescription.1"] = "Linux/UNIX",
-                     StartTime = M.rfc3339(api.now()), MaxResults = 1000, NextToken = token }
-    return { url = job.base .. "/", method = "POST", body = form(params),
-             headers = { ["Content-Type"] = "application/x-www-form-urlencoded; charset=utf-8" } }
-  end
+  local want = {}
   for _, t in ipairs(ec2) do
     t.od = book:get("ec2/" .. t.key, book.ttl)
     t.spot = book:get("spot/" .. t.key, book.spot_ttl)
-    if creds and not (t.od and t.od.fresh) then
-      jobs[#jobs + 1] = products_job("od", t, "AmazonEC2", M.ec2_filters(t.instance_type, t.region))
-    end
-    if creds and not (t.spot and t.spot.fresh) then
-      local job = { kind = "spot", item = t, zones = {}, seen = {}, sign_region = t.region, sign_service = "ec2",
-                    base = (creds:endpoint("ec2") or ("https://ec2." .. t.region .. ".amazonaws.com")):gsub("/+$", "") }
-      job.request = spot_request(job)
-      jobs[#jobs + 1] = job
-    end
+    if not (t.od and t.od.fresh) then want[#want + 1] = { "od", t } end
+    if not (t.spot and t.spot.fresh) then want[#want + 1] = { "spot", t } end
   end
   for _, r in ipairs(regions) do
     r.entry = book:get("braket/" .. r.region, book.ttl)
-    if creds and not (r.entry and r.entry.fresh) then
-      jobs[#jobs + 1] = products_job("braket", r, "AmazonBraket", { { "regionCode", r.region } })
+    if not (r.entry and r.entry.fresh) then want[#want + 1] = { "braket", r } end
+  end
+  local jobs = {}
+  if #want > 0 and credentials() then
+    local pricing = (creds:endpoint("pricing") or M.PRICING_URL):gsub("/+$", "")
+    local pricing_region = pricing:match("^https?://api%.pricing%.([%w-]+)%.amazonaws%.com") or M.PRICING_REGION
+    local function products_job(kind, item, service, filters)
+      return { kind = kind, item = item, service = service, filters = filters, docs = {}, seen = {},
+               request = { url = pricing .. "/", method = "POST",
+                           body = api.json.encode(M.products_body(service, filters)),
+                           headers = { ["Content-Type"] = "application/x-amz-json-1.1",
+                                       ["X-Amz-Target"] = "AWSPriceListService.GetProducts" } },
+               sign_region = pricing_region, sign_service = "pricing" }
+    end
+    for _, w in ipairs(want) do
+      local kind, it = w[1], w[2]
+      if kind == "od" then
+        jobs[#jobs + 1] = products_job("od", it, "AmazonEC2", M.ec2_filters(it.instance_type, it.region))
+      elseif kind == "braket" then
+        jobs[#jobs + 1] = products_job("braket", it, "AmazonBraket", { { "regionCode", it.region } })
+      else
+        local job = { kind = "spot", item = it, zones = {}, seen = {}, sign_region = it.region, sign_service = "ec2",
+                      base = (creds:endpoint("ec2") or ("https://ec2." .. it.region .. ".amazonaws.com")):gsub("/+$", "") }
+        job.request = M.spot_request(api, job)
+        jobs[#jobs + 1] = job
+      end
     end
   end
 
@@ -311,7 +325,7 @@ function M.candidates(ctx)
           end
           if job.seen[token] then return nil, "nextToken repeats a page: stopped" end
           job.seen[token] = true
-          return "next", spot_request(job, token)
+          return "next", M.spot_request(api, job, token)
         end
         local docs
         docs, token = products(json, resp.body)

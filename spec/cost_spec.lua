@@ -201,13 +201,18 @@ describe("cost.describe", function()
       { name = "vm", attrs = { price_per_hour = 2, price_time = 1000, spot_price_per_hour = 0.5,
                                spot_price_time = 3400, spot_zone = "us-east-1b", cost_usd = 4,
                                cost_basis = "2 USD/hour x 2 pods x 1 h (no duration given: one hour)" },
-        source = { price_per_hour = "aws-prices", spot_price_per_hour = "aws-prices", cost_usd = cost.PROVIDER } },
+        source = { price_per_hour = "aws-prices", spot_price_per_hour = "aws-prices", cost_usd = cost.PROVIDER,
+                   price_time = "aws-prices", spot_price_time = "aws-prices" } },
+      { name = "mixed", attrs = { price_per_hour = 1, price_time = 1000, price_per_gpu_hour = 2 },
+        source = { price_per_hour = "file", price_per_gpu_hour = "gcp-prices", price_time = "gcp-prices" } },
       { name = "none", attrs = { memory_gb = 4 }, source = {} } } }
     local lines = cost.describe(rec, 4600)
     assert.are.same({
       "prices (workload: 2 pods, 1 h (no duration given: one hour)):",
       "  vm: price_per_hour 2 USD/hour (aws-prices, 1 h old); spot_price_per_hour 0.5 USD/hour " ..
       "(aws-prices, 20 min old, zone us-east-1b); cost_usd 4 = 2 USD/hour x 2 pods x 1 h (no duration given: one hour)",
+      -- a price from a file has no age; the one fetched with the time has
+      "  mixed: price_per_hour 1 USD/hour (file); price_per_gpu_hour 2 USD/GPU-hour (gcp-prices, 1 h old)",
     }, lines)
     assert.are.same({}, cost.describe({ all = { { name = "x", attrs = { cost_usd = 1 }, source = {} } } }, 0))
   end)

@@ -1,9 +1,8 @@
 -- The cost model: every price carries its unit, and cost_usd is what this
 -- workload is expected to cost (docs/pricing.md).
 --
---   cost.PRICES                 every price attribute, its unit and kind: the
---                               one declaration explain, the providers and the
---                               docs read
+--   cost.PRICES, cost.UNIT      every price attribute, its unit and kind
+--                               (declared in lua/fluence/units.lua)
 --   cost.parse_duration(text) -> seconds | nil, message   ("90m", "1h30m", "3600")
 --   cost.workload(request)    -> { pods, gpus, shots, seconds, from, stated }
 --   cost.estimate(attrs, work [, spot]) -> usd, basis, hours | nil
@@ -45,20 +44,9 @@ local cost = {}
 
 cost.PROVIDER = "cost model"          -- the provider name its estimates carry
 
--- kind: which part of the model reads the price; spot: a spot/preemptible
--- price (spot_cost_usd); time: the attribute holding when it was fetched
-cost.PRICES = {
-  { attr = "cost_per_task", unit = "USD/task", kind = "task", time = "price_time" },
-  { attr = "cost_per_shot", unit = "USD/shot", kind = "task", time = "price_time" },
-  { attr = "cost_per_minute", unit = "USD/minute", kind = "minute", time = "price_time" },
-  { attr = "price_per_hour", unit = "USD/hour", kind = "hour", time = "price_time" },
-  { attr = "price_per_gpu_hour", unit = "USD/GPU-hour", kind = "gpu_hour", time = "price_time" },
-  { attr = "spot_price_per_hour", unit = "USD/hour", kind = "hour", spot = true, time = "spot_price_time" },
-  { attr = "spot_price_per_gpu_hour", unit = "USD/GPU-hour", kind = "gpu_hour", spot = true,
-    time = "spot_price_time" },
-}
-cost.UNIT = {}
-for _, p in ipairs(cost.PRICES) do cost.UNIT[p.attr] = p.unit end
+-- every price attribute and its unit: lua/fluence/units.lua
+local units = require "fluence.units"
+cost.PRICES, cost.UNIT = units.PRICES, units.UNIT
 
 -- The attributes the model writes (and only it: see apply).
 cost.OWN = { "cost_usd", "cost_basis", "cost_hours", "spot_cost_usd", "spot_cost_basis" }
@@ -178,10 +166,6 @@ function cost.estimate(a, w, spot)
          w.pods * hours
 end
 
--- The price attributes a backend carries (any unit), by attribute.
-local PRICE_ATTR = {}
-for _, p in ipairs(cost.PRICES) do PRICE_ATTR[p.attr] = true end
-
 -- After every provider: estimates for the backends with prices and no
 -- stated cost.  state = {results =, merged =} as the selection gathers
 -- them; the estimates join as one more (trusted) result, so explain shows
@@ -213,14 +197,6 @@ function cost.apply(state, req, merge)
   if not m then error(err, 0) end
   state.merged = m
   return m
-end
-
--- Does any backend carry a price?  (The selection asks before loading more.)
-function cost.priced(names)
-  for a in pairs(names) do
-    if PRICE_ATTR[a] then return true end
-  end
-  return false
 end
 
 -- What a backend's cost figure is: "scaled" when the model computed it from
@@ -291,7 +267,8 @@ function cost.describe(rec, now)
       if v ~= nil then
         if p.kind == "task" then quantum = true end
         local extra = { src[p.attr] or "?" }
-        local t = num(b.attrs[p.time])
+        -- an age only for a price fetched with its time (not a file's)
+        local t = src[p.time] == src[p.attr] and num(b.attrs[p.time])
         if t and now then extra[#extra + 1] = cost.age(now - t) .. " old" end
         if p.spot and type(b.attrs.spot_zone) == "string" then extra[#extra + 1] = "zone " .. b.attrs.spot_zone end
         parts[#parts + 1] = ("%s %s %s (%s)"):format(p.attr, tostring(v), p.unit, table.concat(extra, ", "))

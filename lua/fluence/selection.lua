@@ -225,10 +225,12 @@ local function gather(reg, args, req, providers, state)
 end
 
 -- Once every provider ran: cost_usd estimated from the unit prices the
--- backends carry (fluence.cost, loaded only when some backend has a price).
-local function estimate_costs(req, state)
-  local cost = require "fluence.cost"
-  if cost.priced(merge.attribute_names(state.merged)) then cost.apply(state, req, merge) end
+-- backends carry (fluence.cost, loaded only when some backend has a price;
+-- names: the attribute names they carry, when known).
+local function estimate_costs(req, state, names)
+  if require("fluence.units").priced(names or merge.attribute_names(state.merged)) then
+    require("fluence.cost").apply(state, req, merge)
+  end
 end
 
 -- Attribute names a policy may mention without being taken for a typo: what
@@ -466,8 +468,9 @@ local function decide(ctx, req, how)
   end
   d.pipeline = pl
   local needs = pl.attributes and pl:attributes() or {}
-  gather(reg, args, req, live_providers(reg, needs, seen, present), state)
-  estimate_costs(req, state)
+  local live = live_providers(reg, needs, seen, present)
+  gather(reg, args, req, live, state)
+  estimate_costs(req, state, #live == 0 and present or nil)
   local backends = state.merged
   d.all = backends
   local offered, why = reg.offerings()

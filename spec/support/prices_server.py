@@ -13,7 +13,8 @@ POST /  X-Amz-Target: AWSPriceListService.GetProducts   AWS Price List (JSON 1.1
                                 string, NextToken paging by MaxResults or `page_size`.
 POST /  Action=DescribeSpotPriceHistory   EC2 (Query protocol, SigV4 service "ec2",
                                 scoped to the region asked about): the XML answer,
-                                items of the InstanceType.1, nextToken paging.
+                                items of the InstanceType.1 in that region's zones,
+                                nextToken paging.
 GET  /v1/services/6F81-5844-456A/skus?key=..   GCP Cloud Billing Catalog (API key):
                                 `page_size` SKUs a page, nextPageToken "" at the end.
 
@@ -268,7 +269,12 @@ class Handler(BaseHTTPRequestHandler):
         if f == "html":
             self.html()
             return
-        items = cfg.get("spot", {}).get(form.get("InstanceType.1"), [])
+        # EC2's endpoints are regional: only the zones of the region the
+        # request is signed for
+        m = sig.AUTH_RE.match(self.headers.get("Authorization") or "")
+        scope = m.group(3) if m else ""
+        items = [it for it in cfg.get("spot", {}).get(form.get("InstanceType.1"), [])
+                 if it["zone"].startswith(scope)]
         size = cfg.get("page_size", 1000)
         start = int(form.get("NextToken") or 0)
         page = items[start:start + size]
