@@ -9,6 +9,7 @@ local http = require "fluence.http"
 local json = require "fluence.json"
 local yaml = require "fluence.yaml"
 local price_cache = require "fluence.price_cache"
+local envtest = require "support.envtest"
 
 local AK, SK = "AKIAFLUENCEPRICES123", "fluence/PRICES+secret/0123456789abcdefghij"
 local GKEY = "AIzaFLUENCEfakeGCPkey0123456789"
@@ -170,6 +171,16 @@ describe("price providers against the three APIs' stand-ins", function()
       control{ azure = { items = AZURE, page_size = 2, loop = true } }
       _, notes = prices{ "--cloud", "azure", "-t", "Standard_NC24ads_A100_v4", "-r", "westus" }
       assert.matches("NextPageLink repeats a page: stopped", notes[1], 1, true)
+    end)
+
+    it("ends a fetch that pages on and on by its deadline (six --request-timeout)", function()
+      local many = {}
+      for i = 1, 300 do many[i] = AZURE[3] end
+      control{ azure = { items = many, page_size = 1 }, delay_ms = 100 }
+      local _, notes = prices{ "--cloud", "azure", "-t", "Standard_NC24ads_A100_v4", "-r", "eastus",
+                               "--request-timeout", "0.2" }
+      assert.matches("no price %(gave up after 1%.2 s %(%d+ pages read%)%)", notes[1])
+      assert.is_true(stats().azure < 100)
     end)
 
     it("reads an HTML page as no answer, one escaped line", function()
@@ -436,6 +447,25 @@ spec:
       assert.matches("GPU only: the host VM (vCPUs, memory) is priced apart and not included", r.out, 1, true)
       st = stats()
       assert.are.same({ 3, 2, 2, 3 }, { st.azure, st.pricing, st.ec2, st.gcp })
+    end)
+
+    envtest.describe("the cluster's ConfigMap naming cloud, instance_type and region", function(api)
+      it("gets those backends priced too", function()
+        local ns = api:namespace("cloud-prices")
+        api:request("POST", ("/api/v1/namespaces/%s/configmaps"):format(ns), { apiVersion = "v1", kind = "ConfigMap",
+          metadata = { name = "fluence-resources" }, data = { ["resources.yaml"] = [[
+attributes:
+  azure-a100: {cloud: azure, instance_type: Standard_NC24ads_A100_v4, memory_gb: "80"}
+resources:
+  - {type: gpu, name: a100-east, attributes: {cloud: azure, instance_type: Standard_NC24ads_A100_v4, region: eastus}}
+  - {type: gpu, name: a100-west, attributes: {cloud: azure, instance_type: Standard_NC24ads_A100_v4, region: westus}}
+]] } })
+        local pod = cli.write(dir .. "/pod.yaml", cli.POD:format("min-cost"))
+        local r = run{ "select", "-f", pod, "--kubeconfig", api.kubeconfig, "--fluence-ns", ns }
+        assert.are.equal(0, r.code, r.err)
+        assert.matches('require%-backend: "?a100%-east', r.out)
+        assert.matches("dropped a100-west: cost_usd 4 is not within 0 of the best (3.673)", r.err, 1, true)
+      end)
     end)
 
     it("never loads a price provider for backends without a cloud, nor for a policy that reads no price", function()

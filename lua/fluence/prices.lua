@@ -22,8 +22,10 @@
 --       opts.sign(request, job) -> request     (called for every attempt)
 --       opts.redact(text) -> text              (before a message leaves)
 --       opts.attempts (3), opts.backoff (0.2 s), opts.timeout (10 s),
---       opts.max_pages (100), opts.max_body (32 MiB), opts.options (ctx.options:
---       --request-timeout caps each call and the waits between retries)
+--       opts.max_pages (100), opts.max_body (32 MiB), opts.total (the whole
+--       fetch, pages and retries, ends by then: 60 s, or six times
+--       --request-timeout), opts.options (ctx.options: --request-timeout
+--       also caps each call and the waits between retries)
 --
 -- Rules the providers share (and the specs hold them to):
 --   * a fresh cached price is used without asking; --offline uses any cached
@@ -41,6 +43,8 @@ local sys = require "fluence.sys"
 local M = {}
 
 M.MAX_WAIT = 5                       -- seconds, one retry's wait at most
+M.TOTAL = 60                         -- seconds, a whole fetch (pages, retries) at most,
+M.TOTAL_TIMEOUTS = 6                 -- or six times --request-timeout when given
 
 local function str(v) return type(v) == "string" and v ~= "" and v or nil end
 
@@ -163,6 +167,12 @@ function M.fetcher(http, sleep)
     local max_pages = opts.max_pages or 100
     local redact = opts.redact
     local waited, budget = 0, (limit and limit > 0) and limit or math.huge
+    -- the whole fetch, every page and retry, ends by a deadline: a server
+    -- answering each of 100 pages just before the timeout must not hold a
+    -- selection for 1000 s
+    local total = opts.total or (limit and limit > 0 and limit * M.TOTAL_TIMEOUTS) or M.TOTAL
+    local deadline = sys.monotonic() + total
+    local pcall_ = require("fluence.sandbox").pcall
     local pending = {}
     for _, j in ipairs(jobs) do
       j.pages, j.tries = 0, 0
@@ -171,22 +181,39 @@ function M.fetcher(http, sleep)
     local round = 0
     while #pending > 0 do
       round = round + 1
-      local reqs = {}
-      for i, j in ipairs(pending) do
+      local left = deadline - sys.monotonic()
+      if left <= 0 then
+        for _, j in ipairs(pending) do
+          j.error = ("gave up after %s s (%d pages read)"):format(total, j.pages)
+        end
+        break
+      end
+      local reqs, sending = {}, {}
+      for _, j in ipairs(pending) do
         local r = {}
         for k, v in next, j.request do r[k] = v end
-        r.timeout = r.timeout or timeout
-        r.connect_timeout = r.connect_timeout or math.min(timeout, 5)
+        r.timeout = math.min(r.timeout or timeout, left)
+        r.connect_timeout = math.min(r.connect_timeout or 5, r.timeout)
         r.max_body = r.max_body or opts.max_body or 32 * 1024 * 1024
-        reqs[i] = opts.sign and opts.sign(r, j) or r
+        local ok, signed = true, r
+        if opts.sign then ok, signed = pcall_(opts.sign, r, j) end
+        if ok and type(signed) == "table" then
+          reqs[#reqs + 1] = signed
+          sending[#sending + 1] = j
+        else
+          j.error = "cannot sign the request: " .. one_line(signed, redact)
+        end
       end
-      local resps = http.request_many(reqs, { max_parallel = math.min(#reqs, 16) })
+      pending = sending
+      local resps = #reqs > 0 and http.request_many(reqs, { max_parallel = math.min(#reqs, 16) }) or {}
       local again, wait = {}, 0
       for i, j in ipairs(pending) do
         local r = resps[i] or { error = "no answer" }
         j.tries = j.tries + 1
         local retry, message = false, nil
-        if r.error then
+        if r.error and sys.monotonic() >= deadline - 0.01 then
+          message = ("gave up after %s s (%d pages read)"):format(total, j.pages)
+        elseif r.error then
           message = "request failed: " .. one_line(r.error, redact)
           retry = not tostring(r.error):lower():find("timed? ?out")
         elseif r.status == 200 then
@@ -207,7 +234,8 @@ function M.fetcher(http, sleep)
             message = one_line(v or "unreadable answer", redact)
           end
         else
-          local etype, msg = opts.error_of(r)
+          local ok, etype, msg = pcall_(opts.error_of, r)
+          if not ok then etype, msg = "Error", nil end
           message = ("%s: %s (HTTP %d)"):format(one_line(etype, redact), one_line(msg or "no message", redact),
                                                r.status)
           retry = r.status == 429 or r.status >= 500 or (opts.retryable and opts.retryable(r, etype)) or false
