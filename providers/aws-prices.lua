@@ -31,7 +31,7 @@ local M = {
   live = true,
   provides = { "price_per_hour", "spot_price_per_hour", "cost_usd", "spot_cost_usd",
                "cost_per_task", "cost_per_shot", "cost_per_minute" },
-  enriches = { "cloud", "device_arn" },
+  enriches = { "cloud=aws", "device_arn" },
   description = "live AWS prices: EC2 on-demand and spot, Braket per task and shot (Price List, SigV4, cached)",
 }
 
@@ -387,9 +387,7 @@ function M.candidates(ctx)
     end
     local a = { price_per_hour = od.price, price_time = od.price and t.od.fetched or nil,
                 spot_price_per_hour = sp.price, spot_price_time = sp.price and t.spot.fetched or nil,
-                spot_zone = sp.price and sp.zone or nil,
-                price_source = (od.price or sp.price) and ("AWS Price List and EC2 spot history: %s in %s")
-                                 :format(t.instance_type, t.region) or nil }
+                spot_zone = sp.price and sp.zone or nil }
     if next(a) then
       for _, n in ipairs(t.names) do out[#out + 1] = { name = n, attrs = a } end
     end
@@ -405,8 +403,7 @@ function M.candidates(ctx)
       local p = key and table_[key]
       if p and (p.task or p.shot or p.minute) then
         local a = { cost_per_task = p.task, cost_per_shot = p.shot, cost_per_minute = p.minute,
-                    price_time = r.entry.fetched,
-                    price_source = ("AWS Price List (AmazonBraket) in %s"):format(r.region) }
+                    price_time = r.entry.fetched }
         out[#out + 1] = { name = b.name, attrs = a }
       elseif r.entry and not r.entry_failed then
         book:note(("%s: no Braket price for device %q in %s"):format(b.name, key or "?", r.region))

@@ -13,8 +13,8 @@
 -- price, any other the on-demand one; only USD rows per "1 Hour" count; the
 -- lowest of each kind wins.
 --
--- Fills price_per_hour, spot_price_per_hour, price_time, spot_price_time and
--- price_source; cost_usd is the cost model's.  Prices are cached
+-- Fills price_per_hour, spot_price_per_hour, price_time and spot_price_time
+-- (when fetched); cost_usd is the cost model's.  Prices are cached
 -- (lua/fluence/prices.lua: FLUENCE_PRICE_TTL, Spot for a sixth of it);
 -- --offline reads only the cache.  docs/pricing.md.
 local M = {
@@ -22,7 +22,7 @@ local M = {
   family = "azure",
   live = true,
   provides = { "price_per_hour", "spot_price_per_hour", "cost_usd", "spot_cost_usd" },
-  enriches = { "cloud" },
+  enriches = { "cloud=azure" },  -- only when some backend is an Azure one
   description = "live Azure VM prices, pay-as-you-go and Spot (Azure Retail Prices API, cached)",
 }
 
@@ -146,7 +146,6 @@ function M.candidates(ctx)
     local a = {
       price_per_hour = v.ondemand, spot_price_per_hour = v.spot,
       price_time = v.ondemand and e.fetched or nil, spot_price_time = v.spot and e.fetched or nil,
-      price_source = e and ("Azure Retail Prices: %s in %s"):format(t.instance_type, t.region) or nil,
     }
     if next(a) then
       for _, n in ipairs(t.names) do out[#out + 1] = { name = n, attrs = a } end

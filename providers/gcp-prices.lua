@@ -27,7 +27,7 @@ local M = {
   family = "gcp",
   live = true,
   provides = { "price_per_gpu_hour", "spot_price_per_gpu_hour", "cost_usd", "spot_cost_usd" },
-  enriches = { "cloud" },
+  enriches = { "cloud=gcp" },    -- only when some backend is a Google Cloud one
   description = "live Google Cloud GPU prices, on-demand and Spot, GPU only (Cloud Billing Catalog, cached)",
 }
 
@@ -163,7 +163,6 @@ function M.candidates(ctx)
       book:note(M.NOTE)
       local a = { price_per_gpu_hour = od, spot_price_per_gpu_hour = spot,
                   price_time = od and entry.fetched or nil, spot_price_time = spot and entry.fetched or nil,
-                  price_source = ("Cloud Billing Catalog: %s in %s"):format(t.instance_type, t.region),
                   price_note = M.NOTE }
       for _, n in ipairs(t.names) do out[#out + 1] = { name = n, attrs = a } end
     elseif entry and not failed then

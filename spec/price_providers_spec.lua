@@ -480,9 +480,16 @@ backends:
     attributes: {memory_gb: 16, cost_usd: 2}
 ]])
       local pod = cli.write(dir .. "/pod.yaml", cli.POD:format("max-memory_gb"))
-      local r = run({ "select", "-f", pod, "--attributes", attrs, "-v" })
+      local r = run({ "select", "-f", pod, "--attributes", attrs, "-v", "--offline" })
       assert.are.equal(0, r.code, r.err)
       assert.is_nil(r.err:find("azure-prices", 1, true))
+      -- a policy reading a price runs only the provider of the backends' cloud
+      pod = cli.write(dir .. "/pod.yaml", cli.POD:format("max-memory_gb,min-cost"))
+      r = run({ "select", "-f", pod, "--attributes", attrs, "-v", "--offline" })
+      assert.are.equal(0, r.code, r.err)
+      assert.matches("provider azure-prices: 0 backends", r.err, 1, true)
+      assert.is_nil(r.err:find("aws-prices", 1, true))
+      assert.is_nil(r.err:find("gcp-prices", 1, true))
       assert.are.equal(0, stats().azure)
     end)
   end)

@@ -109,7 +109,7 @@ function Book:get(key, fresh_for)
 end
 
 function Book:put(key, value)
-  local now = sys.now()
+  local now = math.floor(sys.now())          -- whole seconds: an age, not a timing
   value = plain(value, 1) or {}
   if self.dir then
     local ok, err = price_cache.put(self.dir, self.provider, key, value, now)

@@ -130,14 +130,27 @@ end
 
 -- present: the attribute names the backends gathered so far carry; a live
 -- provider that enriches only backends with some attribute (braket-live:
--- device_arn) would return nothing without one, so it is not run.
-local function live_providers(reg, needs, seen, present)
+-- device_arn) would return nothing without one, so it is not run.  An
+-- enriches entry ATTR=VALUE (azure-prices: cloud=azure) asks for a backend
+-- whose ATTR is VALUE (any case), looked for among backends only then.
+local function live_providers(reg, needs, seen, present, backends)
   local list = {}
+  local function has(a)
+    local attr, value = a:match("^([^=]+)=(.*)$")
+    if not attr then return present[a] end
+    if not present[attr] then return false end
+    value = value:lower()
+    for _, b in ipairs(backends) do
+      local v = b.attrs[attr]
+      if type(v) == "string" and v:lower() == value then return true end
+    end
+    return false
+  end
   local function wanted(e)
     local enriches = e.decl.enriches
     if not enriches then return true end
     for _, a in ipairs(enriches) do
-      if present[a] then return true end
+      if has(a) then return true end
     end
     return false
   end
@@ -468,7 +481,7 @@ local function decide(ctx, req, how)
   end
   d.pipeline = pl
   local needs = pl.attributes and pl:attributes() or {}
-  local live = live_providers(reg, needs, seen, present)
+  local live = live_providers(reg, needs, seen, present, state.merged)
   gather(reg, args, req, live, state)
   estimate_costs(req, state, #live == 0 and present or nil)
   local backends = state.merged
@@ -547,7 +560,8 @@ local function decide_many(ctx, req, how)
     src.current = p.c
     local notes = {}
     p.state.notes = notes
-    gather(reg, args, req, live_providers(reg, needs, p.seen, merge.attribute_names(p.state.merged)), p.state)
+    gather(reg, args, req, live_providers(reg, needs, p.seen, merge.attribute_names(p.state.merged), p.state.merged),
+           p.state)
     estimate_costs(req, p.state)
     local offered, why = reg.offerings()
     for _, n in ipairs(notes) do note(n) end

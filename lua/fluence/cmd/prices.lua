@@ -105,7 +105,7 @@ local function row_prices(b)
     if a[k[1]] ~= nil or a[k[2]] ~= nil then
       return { ondemand = a[k[1]], spot = a[k[2]], unit = k[3], provider = b.source[k[1]] or b.source[k[2]],
                fetched = a.price_time, spot_fetched = a.spot_price_time, zone = a.spot_zone,
-               source = a.price_source, note = a.price_note }
+               note = a.price_note }
     end
   end
   return {}
@@ -118,9 +118,9 @@ local function to_json(rows, by, notes)
     list[#list + 1] = setmetatable({
       name = r.name, cloud = r.cloud, instance_type = r.instance_type, region = r.region,
       on_demand = p.ondemand, spot = p.spot, unit = p.unit, spot_zone = p.zone, provider = p.provider,
-      source = p.source, fetched = p.fetched, spot_fetched = p.spot_fetched, note = p.note,
+      fetched = p.fetched, spot_fetched = p.spot_fetched, note = p.note,
     }, { __order = { "name", "cloud", "instance_type", "region", "on_demand", "spot", "unit", "spot_zone",
-                     "provider", "source", "fetched", "spot_fetched", "note" } })
+                     "provider", "fetched", "spot_fetched", "note" } })
   end
   return json.encode(setmetatable({ prices = list, notes = json.array(notes) }, { __order = { "prices", "notes" } }),
                      { indent = 2 }) .. "\n"
