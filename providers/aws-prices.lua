@@ -221,9 +221,8 @@ end
 function M.candidates(ctx)
   local api = ctx.api
   local P = api.prices
-  local ec2 = P.targets(ctx.backends, "aws", function(b)
-    return not str(b.attrs.device_arn) and (b.attrs.price_per_hour == nil or (b.source or {}).price_per_hour == M.name)
-  end)
+  local ec2 = P.targets(ctx.backends, "aws", { fills = "price_per_hour", by = M.name,
+                                               want = function(b) return not str(b.attrs.device_arn) end })
   local devices, regions = {}, {}
   for _, b in ipairs(ctx.backends or {}) do
     if braket_device(b) then devices[#devices + 1] = b end

@@ -81,9 +81,7 @@ end
 function M.candidates(ctx)
   local api = ctx.api
   local P = api.prices
-  local targets = P.targets(ctx.backends, "azure", function(b)
-    return b.attrs.price_per_hour == nil or (b.source or {}).price_per_hour == M.name
-  end)
+  local targets = P.targets(ctx.backends, "azure", { fills = "price_per_hour", by = M.name })
   if #targets == 0 then return {} end
   local book = P.book(M.name, ctx.options)
   local base = (api.env("FLUENCE_AZURE_PRICES_URL") or M.URL):gsub("/+$", "")

@@ -110,9 +110,7 @@ end
 function M.candidates(ctx)
   local api = ctx.api
   local P = api.prices
-  local targets = P.targets(ctx.backends, "gcp", function(b)
-    return b.attrs.price_per_gpu_hour == nil or (b.source or {}).price_per_gpu_hour == M.name
-  end)
+  local targets = P.targets(ctx.backends, "gcp", { fills = "price_per_gpu_hour", by = M.name })
   if #targets == 0 then return {} end
   local book = P.book(M.name, ctx.options)
   local entry = book:get("gpu-skus", book.spot_ttl)

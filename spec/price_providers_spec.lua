@@ -303,6 +303,40 @@ backends:
     end)
   end)
 
+  describe("fluence prices", function()
+    it("refuses a bad command line with exit 2 and nothing on stdout", function()
+      for _, c in ipairs{
+        { { "--cloud", "ibm", "-t", "x", "-r", "y" }, 'prices: --cloud must be one of aws, azure, gcp, not "ibm"' },
+        { { "--cloud", "aws", "-t", "p4d.24xlarge" }, "give at least one --instance-type and one --region" },
+        { {}, "prices: nothing to price" },
+        { { "--cloud", "aws", "-t", "x", "-r", "y", "-o", "xml" }, 'unknown output format "xml"' },
+        { { "--cloud", "aws", "-t", "x", "-r", "y", "extra" }, 'unexpected argument "extra"' },
+      } do
+        local a = { "prices" }
+        for _, x in ipairs(c[1]) do a[#a + 1] = x end
+        local r = run(a)
+        assert.are.equal(2, r.code, r.err)
+        assert.are.equal("", r.out)
+        assert.matches(c[2], r.err, 1, true)
+      end
+    end)
+
+    it("reads the backends of an attribute file that name their cloud", function()
+      local attrs = cli.write(dir .. "/attrs.yaml", [[
+version: 1
+backends:
+  - {name: east, region: eastus, strings: {cloud: Azure, instance_type: Standard_NC24ads_A100_v4}}
+  - {name: plain, attributes: {cost_usd: 1}}
+]])
+      local by = prices{ "--attributes", attrs }
+      assert.are.equal(3.673, by["Standard_NC24ads_A100_v4@eastus"].on_demand)
+      assert.are.equal("east", by["Standard_NC24ads_A100_v4@eastus"].name)
+      local r = run{ "prices", "--attributes", cli.write(dir .. "/bad.yaml", "backends: [{name: 3}]\n") }
+      assert.are.equal(3, r.code)
+      assert.matches("bad.yaml:1:", r.err, 1, true)
+    end)
+  end)
+
   describe("the cache", function()
     local ARGS = { "--cloud", "azure", "-t", "Standard_NC24ads_A100_v4", "-r", "eastus" }
     local function cache_file()

@@ -3,10 +3,12 @@
 -- backends to price, the on-disk cache with its rules, and fetching many
 -- paged answers at once with retries.  docs/pricing.md says what users see.
 --
---   prices.targets(backends, cloud [, want]) -> { {key, instance_type, region, names, attrs}, ... }
+--   prices.targets(backends, cloud, how) -> { {key, instance_type, region, names, attrs}, ... }
 --       the backends whose attributes carry cloud = CLOUD, instance_type and
---       region (strings), one target per (instance_type, region); want(b)
---       may skip some
+--       region (strings), one target per (instance_type, region), but for
+--       those whose how.fills attribute (price_per_hour ...) a provider other
+--       than how.by gave already (a user's own price stands); how.want(b)
+--       may skip more
 --   prices.book(provider, options) -> book      (options: ctx.options)
 --       book:get(key, fresh_for) -> entry | nil   entry = {value, fetched, age, fresh}
 --       book:put(key, value) -> entry              (cached; a write failure is a note)
@@ -48,12 +50,14 @@ M.TOTAL_TIMEOUTS = 6                 -- or six times --request-timeout when give
 
 local function str(v) return type(v) == "string" and v ~= "" and v or nil end
 
-function M.targets(backends, cloud, want)
+function M.targets(backends, cloud, how)
+  how = how or {}
   local out, by = {}, {}
   for _, b in ipairs(backends or {}) do
     local a = b.attrs or {}
     local c, it, region = str(a.cloud), str(a.instance_type), str(a.region)
-    if c and c:lower() == cloud and it and region and (not want or want(b)) then
+    local given = how.fills and a[how.fills] ~= nil and (b.source or {})[how.fills] ~= how.by
+    if c and c:lower() == cloud and it and region and not given and (not how.want or how.want(b)) then
       local key = it .. "@" .. region
       local t = by[key]
       if not t then

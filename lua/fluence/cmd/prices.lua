@@ -19,16 +19,31 @@ local json = require "fluence.json"
 
 local cmd = {}
 
-local CLOUDS = { azure = true, aws = true, gcp = true }
+-- The clouds priced: the family of every provider that enriches backends
+-- of cloud = its family (azure-prices: family azure, cloud=azure), by name.
+local function price_providers(reg)
+  local clouds, names = {}, {}
+  for _, e in ipairs(reg.list) do
+    local fam = e.decl.family
+    for _, a in ipairs(e.decl.enriches or {}) do
+      if fam and a == "cloud=" .. fam then
+        clouds[fam] = e
+        names[#names + 1] = fam
+      end
+    end
+  end
+  table.sort(names)
+  return clouds, table.concat(names, ", ")
+end
 
 -- The rows to price: { {name, cloud, instance_type, region}, ... }
-local function wanted(opts)
+local function wanted(opts, clouds, known)
   local rows = {}
   local types, regions = opts["instance-type"] or {}, opts.region or {}
   local cloud = opts.cloud and opts.cloud:lower()
   if #types > 0 or #regions > 0 or cloud then
-    if not cloud or not CLOUDS[cloud] then
-      errors.raise("USAGE", "prices: --cloud must be azure, aws or gcp%s",
+    if not cloud or not clouds[cloud] then
+      errors.raise("USAGE", "prices: --cloud must be one of %s%s", known,
                    opts.cloud and errors.format(", not %q", opts.cloud) or "")
     end
     if #types == 0 or #regions == 0 then
@@ -48,7 +63,7 @@ local function wanted(opts)
     if not ok then errors.raise("INPUT", "%s", tostring(recs)) end
     for _, r in ipairs(recs) do
       local a = r.attrs
-      if type(a.cloud) == "string" and CLOUDS[a.cloud:lower()] and type(a.instance_type) == "string"
+      if type(a.cloud) == "string" and clouds[a.cloud:lower()] and type(a.instance_type) == "string"
          and type(a.region) == "string" then
         rows[#rows + 1] = { name = r.name, cloud = a.cloud:lower(), instance_type = a.instance_type, region = a.region }
       end
@@ -61,30 +76,29 @@ local function wanted(opts)
   return rows
 end
 
--- Runs every price provider of the clouds asked about over the rows.
-local function gather(args, rows)
-  local plugins = require "fluence.plugins"
+-- Runs the price provider of every cloud asked about over the rows.
+local function gather(args, api, providers, rows)
   local selection = require "fluence.selection"
   local sandbox = require "fluence.sandbox"
   local merge = require "fluence.merge"
-  local api = require("fluence.provider_api").new{ verbose = args.opts.verbose }
-  local reg = plugins.load_providers{ dirs = args.opts["provider-dir"], api = api }
-  local backends, clouds = {}, {}
+  local backends, clouds, seen = {}, {}, {}
   for _, r in ipairs(rows) do
     backends[#backends + 1] = { name = r.name, attrs = { cloud = r.cloud, instance_type = r.instance_type,
                                                          region = r.region } }
-    clouds[r.cloud] = true
+    if not seen[r.cloud] then
+      seen[r.cloud] = true
+      clouds[#clouds + 1] = r.cloud
+    end
   end
   local results = { { provider = "prices", backends = backends } }
   local merged = assert(merge.merge(results))
   local notes = {}
-  for _, e in ipairs(reg.list) do
-    if clouds[e.decl.family] and e.decl.live then
-      local ctx = sandbox.readonly{ request = {}, options = args.opts, api = api, backends = merged }
-      local out, pnotes = selection.call_provider(e, ctx)
-      results[#results + 1] = { provider = e.name, backends = out or {}, trusted = e.source == "built-in" }
-      for _, n in ipairs(pnotes) do notes[#notes + 1] = n end
-    end
+  for _, cloud in ipairs(clouds) do
+    local e = providers[cloud]
+    local ctx = sandbox.readonly{ request = {}, options = args.opts, api = api, backends = merged }
+    local out, pnotes = selection.call_provider(e, ctx)
+    results[#results + 1] = { provider = e.name, backends = out or {}, trusted = e.source == "built-in" }
+    for _, n in ipairs(pnotes) do notes[#notes + 1] = n end
   end
   local m, err = merge.merge(results)
   if not m then errors.raise("INPUT", "%s", err) end
@@ -93,17 +107,19 @@ local function gather(args, rows)
   return by, notes
 end
 
--- One row's prices: the attributes a provider filled, per kind.
-local KINDS = {
-  { "price_per_hour", "spot_price_per_hour", "USD/hour" },
-  { "price_per_gpu_hour", "spot_price_per_gpu_hour", "USD/GPU-hour" },
-}
-
+-- One row's prices: the machine prices a provider filled (the on-demand
+-- and spot attribute of one kind: per hour, per GPU-hour; fluence.units).
 local function row_prices(b)
   local a = b and b.attrs or {}
-  for _, k in ipairs(KINDS) do
-    if a[k[1]] ~= nil or a[k[2]] ~= nil then
-      return { ondemand = a[k[1]], spot = a[k[2]], unit = k[3], provider = b.source[k[1]] or b.source[k[2]],
+  for _, p in ipairs(require("fluence.units").PRICES) do
+    local spot = p.spot and p
+    local od
+    for _, q in ipairs(require("fluence.units").PRICES) do
+      if spot and q.kind == p.kind and not q.spot then od = q end
+    end
+    if spot and od and (a[od.attr] ~= nil or a[spot.attr] ~= nil) then
+      return { ondemand = a[od.attr], spot = a[spot.attr], unit = od.unit,
+               provider = b.source[od.attr] or b.source[spot.attr],
                fetched = a.price_time, spot_fetched = a.spot_price_time, zone = a.spot_zone,
                note = a.price_note }
     end
@@ -164,8 +180,11 @@ function cmd.run(args)
     errors.raise("USAGE", "prices: unexpected argument %q (give --cloud, --instance-type, --region)",
                  args.positional[1])
   end
-  local rows = wanted(args.opts)
-  local by, notes = gather(args, rows)
+  local api = require("fluence.provider_api").new{ verbose = args.opts.verbose }
+  local reg = require("fluence.plugins").load_providers{ dirs = args.opts["provider-dir"], api = api }
+  local providers, known = price_providers(reg)
+  local rows = wanted(args.opts, providers, known)
+  local by, notes = gather(args, api, providers, rows)
   local text = fmt == "json" and to_json(rows, by, notes) or to_table(rows, by, notes)
   -- the notes (why a price is missing, how old a cached one is) on stderr
   -- with a table; inside the JSON with -o json
