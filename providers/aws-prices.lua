@@ -239,7 +239,7 @@ function M.candidates(ctx)
       local why
       creds, why = api.aws.credentials()
       if not creds then
-        book:note(("%s; only cached prices are used"):format(tostring(why):match("^[^\n]*")))
+        book:note(("%s; only cached prices are used"):format(tostring(why):match("^[^\n]*")), true)
       end
     end
     return creds

@@ -158,7 +158,7 @@ function M.candidates(ctx)
     local model = M.model_of_name(t.instance_type)
     local od, spot = M.lookup(skus, model, t.region)
     if od or spot then
-      book:note(M.NOTE)
+      book:note(M.NOTE, true)
       local a = { price_per_gpu_hour = od, spot_price_per_gpu_hour = spot,
                   price_time = od and entry.fetched or nil, spot_price_time = spot and entry.fetched or nil,
                   price_note = M.NOTE }

@@ -14,7 +14,8 @@
 --       book:put(key, value) -> entry              (cached; a write failure is a note)
 --       book:fallback(entry, why) -> entry | nil   a stale entry when a fetch
 --                                                  failed, with a note giving its age
---       book.offline, book.ttl, book.spot_ttl, book.notes (what to tell the user)
+--       book:note(text [, run]), book.notes (what to tell the user; run: about
+--       the whole run), book.offline, book.ttl, book.spot_ttl
 --   prices.fetch(jobs, opts)   every job's request at once (http.request_many),
 --       its next pages as they come, retrying throttling and server errors:
 --       job = { request = {...} } -> job.value (done) | job.error (message)
@@ -97,17 +98,20 @@ function M.book(provider, options)
                         said = {} }, Book)
 end
 
-function Book:note(text)
+-- run: a fact about the whole run (no credentials, what a price leaves
+-- out), said once on stderr rather than after every object
+function Book:note(text, run)
   if not self.said[text] then
     self.said[text] = true
-    self.notes[#self.notes + 1] = self.provider .. ": " .. text
+    text = self.provider .. ": " .. text
+    self.notes[#self.notes + 1] = run and { text = text, run = true } or text
   end
 end
 
 function Book:get(key, fresh_for)
   if not self.dir then return nil end
   local e, why = price_cache.get(self.dir, self.provider, key, sys.now())
-  if why then self:note(why) end
+  if why then self:note(why, true) end
   if e then e.fresh = e.age < (fresh_for or self.ttl) end
   return e
 end
@@ -117,7 +121,7 @@ function Book:put(key, value)
   value = plain(value, 1) or {}
   if self.dir then
     local ok, err = price_cache.put(self.dir, self.provider, key, value, now)
-    if not ok then self:note(("cannot write the price cache (%s); prices will be fetched again"):format(err)) end
+    if not ok then self:note(("cannot write the price cache (%s); prices will be fetched again"):format(err), true) end
   end
   return { value = value, fetched = now, age = 0, fresh = true }
 end
