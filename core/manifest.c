@@ -38,7 +38,8 @@
  * An object description (plain tables, new ones on every objects() call):
  *   index, kind, apiVersion, name, namespace, generateName, line, col,
  *   annotations, labels ({k = v}, {} when absent), targets_fluence,
- *   wants_selection, replicas, parallelism, completions (spec.*, integers),
+ *   wants_selection, replicas, parallelism, completions, activeDeadlineSeconds
+ *                 (spec.*, integers),
  *   templates = { {path, scheduler_name, annotations, labels, targets_fluence,
  *                  containers, init_containers, replicas}, ... },
  *   unpinned = { {path, message}, ... }: an object asking for a selection
@@ -820,6 +821,7 @@ static void add_object(lua_State *L, struct mstream *s, struct mparse *p, struct
         set_int_field(L, t, spec, "replicas");
         set_int_field(L, t, spec, "parallelism");
         set_int_field(L, t, spec, "completions");
+        set_int_field(L, t, spec, "activeDeadlineSeconds");   /* a Job's or a Pod's: hourly prices */
         lua_pop(L, 1);
     }
     /* pods: a known kind's where its table entry says (manifest_kinds.c);

@@ -29,7 +29,6 @@ local M = {
 
 M.TASK_FEE = 0.30              -- USD per QPU task, on top of the per-shot price
 M.UNREADABLE_QUEUE = 2147483647 -- the Go client's "very large number" (MaxInt32)
-M.SIMULATOR_MINUTES = 0.05     -- the Go client's per-minute rule: cost_usd = 0.05 * price
 M.LIVE = { status = true, queue_size = true, priority_queue_size = true, jobs_queue_size = true }
 
 local RETRYABLE = {
@@ -74,9 +73,9 @@ local function clean(creds, s)
   return s
 end
 
--- The attributes of one GetDevice answer for a request of `shots` shots.
+-- The attributes of one GetDevice answer.
 -- Returns attrs, and a note when deviceCapabilities could not be read.
-function M.attributes(doc, shots, json)
+function M.attributes(doc, json)
   local a = {
     status = type(doc.deviceStatus) == "string" and doc.deviceStatus or "UNKNOWN",
     device_type = type(doc.deviceType) == "string" and doc.deviceType or nil,
@@ -110,19 +109,18 @@ function M.attributes(doc, shots, json)
     local cost = type(service.deviceCost) == "table" and service.deviceCost or {}
     local price, unit = tonumber(cost.price), type(cost.unit) == "string" and cost.unit:lower() or nil
     local qpu = a.device_type == "QPU"
+    -- unit prices only: cost_usd is the cost model's (lua/fluence/cost.lua),
+    -- once every provider ran, so AWS's billing prices (aws-prices) can
+    -- take precedence over deviceCost whichever runs first
     if price and unit == "shot" then
       a.cost_per_shot = price
       if qpu then a.cost_per_task = M.TASK_FEE end
-      a.cost_usd = (qpu and M.TASK_FEE or 0) + shots * price
     elseif price and unit == "minute" then
       a.cost_per_minute = price
-      a.cost_usd = M.SIMULATOR_MINUTES * price
     elseif price and unit == "hour" then
       a.cost_per_minute = price / 60
-      a.cost_usd = M.SIMULATOR_MINUTES * price / 60
     elseif price and unit == "task" then
       a.cost_per_task = price
-      a.cost_usd = price
     end
   end
   return a, note
@@ -153,7 +151,6 @@ end
 function M.candidates(ctx)
   local api = ctx.api
   local json = api.json
-  local shots = (ctx.request and tonumber(ctx.request.shots)) or 1000
   local notes, out, byarn, order, known = {}, {}, {}, {}, {}
   for _, b in ipairs(ctx.backends or {}) do
     local attrs = b.attrs
@@ -178,7 +175,7 @@ function M.candidates(ctx)
     for _, arn in ipairs(order) do
       for _, name in ipairs(byarn[arn]) do
         -- Live state (status, queues) always wins.  What Braket publishes
-        -- about the device (prices, cost_usd, qubits, type) only fills in
+        -- about the device (prices, qubits, type) only fills in
         -- what earlier providers (the user's attribute file) left out, so a
         -- user switching from the Go client, whose live provider gave only
         -- status and queue depth, gets the same choice.
@@ -249,7 +246,7 @@ function M.candidates(ctx)
         if type(doc) ~= "table" then
           fail(d.arn, "unreadable GetDevice answer: " .. clean(creds, err or "not an object"))
         else
-          local attrs, note = M.attributes(doc, shots, json)
+          local attrs, note = M.attributes(doc, json)
           results[d.arn] = attrs
           if note then
             for _, name in ipairs(byarn[d.arn]) do

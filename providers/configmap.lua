@@ -2,17 +2,21 @@
 -- offers (ConfigMap fluence-resources, see lua/fluence/offerings.lua), with
 -- their resolved attributes, so cluster-published prices can drive min-cost.
 --
--- Numeric strings are numbers already.  Price attributes give cost_usd for
--- the request's shots (select-shots, else 1000), with the same rule as the
--- file provider (the Go client's attribute file):
+-- Numeric strings are numbers already.  Prices are read in the cost model's
+-- units (lua/fluence/cost.lua, docs/pricing.md), under these names or their
+-- aliases (an alias is copied to the model's name when that one is absent):
 --
---   cost_usd = price_per_task + shots * price_per_shot   (either given; wins
---                                                          over a cost_usd attribute)
---   cost_usd = 0.05 * price_per_minute                   (price_per_min too;
---                                                          only when cost_usd is unknown)
---   cost_usd = 0.05 * price_per_hour / 60                (likewise)
+--   cost_per_task  (price_per_task)       USD per quantum task
+--   cost_per_shot  (price_per_shot)       USD per shot
+--   cost_per_minute (price_per_minute, price_per_min)   USD per simulator minute
+--   price_per_hour (cost_per_hour)        USD per instance-hour
+--   price_per_gpu_hour                    USD per GPU-hour
 --
--- cost_per_task / cost_per_shot / cost_per_minute are accepted as aliases.
+-- A task or shot price gives cost_usd = task + shots * shot here (it wins
+-- over a cost_usd attribute, as in the Go client's attribute file); a
+-- cost_usd attribute is kept as given; anything else priced gets its
+-- cost_usd from the cost model once every provider ran (an hourly price:
+-- x pods x the workload's duration).
 -- When the ConfigMap cannot be read (or --offline) it returns no backends; the
 -- selection says why in its notes (once, not once per provider).
 local M = {
@@ -20,23 +24,23 @@ local M = {
   description = "backends and prices the cluster publishes in the fluence-resources ConfigMap",
 }
 
-local function num(a, ...)
-  for _, k in ipairs{ ... } do
-    if type(a[k]) == "number" then return a[k] end
-  end
-  return nil
-end
+M.ALIASES = {            -- in order: the first alias given fills the name
+  { "price_per_task", "cost_per_task" }, { "price_per_shot", "cost_per_shot" },
+  { "price_per_minute", "cost_per_minute" }, { "price_per_min", "cost_per_minute" },
+  { "cost_per_hour", "price_per_hour" },
+}
 
-function M.cost(a, shots)
-  local task = num(a, "price_per_task", "cost_per_task")
-  local shot = num(a, "price_per_shot", "cost_per_shot")
-  if task or shot then return (task or 0) + shots * (shot or 0) end
-  if type(a.cost_usd) == "number" then return a.cost_usd end
-  local minute = num(a, "price_per_minute", "price_per_min", "cost_per_minute")
-  if minute then return 0.05 * minute end
-  local hour = num(a, "price_per_hour", "cost_per_hour")
-  if hour then return 0.05 * hour / 60 end
-  return nil
+-- attrs with the model's names filled from their aliases, and the task/shot
+-- rule applied (api: ctx.api, for the cost model's formula)
+function M.prices(attrs, shots, api)
+  for _, pair in ipairs(M.ALIASES) do
+    local alias, name = pair[1], pair[2]
+    if attrs[name] == nil and type(attrs[alias]) == "number" then attrs[name] = attrs[alias] end
+  end
+  local task, shot = attrs.cost_per_task, attrs.cost_per_shot
+  task, shot = type(task) == "number" and task or nil, type(shot) == "number" and shot or nil
+  if task or shot then attrs.cost_usd = api.cost.per_task(task, shot, shots) end
+  return attrs
 end
 
 function M.candidates(ctx)
@@ -49,7 +53,7 @@ function M.candidates(ctx)
   for _, b in ipairs(offered.backends or {}) do
     local attrs = {}
     for k, v in pairs(b.attrs or {}) do attrs[k] = v end
-    attrs.cost_usd = M.cost(attrs, shots)
+    M.prices(attrs, shots, ctx.api)
     out[#out + 1] = { name = b.name, attrs = attrs }
   end
   return out

@@ -3,8 +3,11 @@
 --
 --   cost_usd = cost_per_task + shots * cost_per_shot   (either given: always,
 --                                                       over attributes.cost_usd)
---   cost_usd = 0.05 * cost_per_minute                  (only when cost_usd is
---                                                       still unknown)
+--
+-- A backend with cost_per_minute (or price_per_hour ... among its
+-- attributes) and no cost_usd gets its estimate from the cost model once
+-- every provider ran (lua/fluence/cost.lua: 0.05 x cost_per_minute unless
+-- the workload states its duration, as the Go client computed it).
 --
 -- and a top-level `qubits` overrides attributes.qubits.  A `graph:` entry
 -- (a JGF file, relative to the attribute file) is the backend's resource
@@ -30,17 +33,16 @@ end
 -- A record's attributes for this many shots.  Without top-level cost fields
 -- they are the record's own table, shared by every request of the run (the
 -- host copies what it merges; nothing writes to it).
-local function attributes(r, shots)
+local function attributes(api, r, shots)
   local c = r.cost
   if not c then return r.attrs end
   local a = {}
   for k, v in pairs(r.attrs) do a[k] = v end
-  local task, shot, minute = c.task, c.shot, c.minute
+  local task, shot = c.task, c.shot
   if task or shot then
     a.cost_per_task, a.cost_per_shot = task or 0, shot or 0
-    a.cost_usd = (task or 0) + shots * (shot or 0)
+    a.cost_usd = api.cost.per_task(task, shot, shots)
   end
-  if minute and a.cost_usd == nil then a.cost_usd = 0.05 * minute end
   return a
 end
 
@@ -56,7 +58,7 @@ function M.candidates(ctx)
   local out, shots = {}, ctx.request.shots or 1000
   for i, name in ipairs(order) do
     local r = byname[name]
-    out[i] = r.cost and { name = name, attrs = attributes(r, shots) } or r
+    out[i] = r.cost and (r.cost.task or r.cost.shot) and { name = name, attrs = attributes(ctx.api, r, shots) } or r
   end
   return out
 end

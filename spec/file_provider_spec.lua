@@ -11,14 +11,21 @@ local function load_file_provider()
   return assert(reg.get("file")).plugin
 end
 
+-- The provider's backends, then what the cost model makes of their prices
+-- once every provider ran (as the selection does: a per-minute price gets
+-- its cost_usd there).
 local function candidates(files, shots)
   local p = load_file_provider()
+  local req = { shots = shots or 1000 }
   local ok, out = sandbox.call(p.candidates, sandbox.DEFAULT_BUDGET,
-                               { request = { shots = shots or 1000 }, options = { attributes = files },
-                                 api = provider_api.new{} })
+                               { request = req, options = { attributes = files }, api = provider_api.new{} })
   if not ok then error(out, 0) end
+  local merge = require "fluence.merge"
+  local state = { results = { { provider = "file", backends = out, trusted = true } } }
+  state.merged = assert(merge.merge(state.results))
+  require("fluence.cost").apply(state, req, merge)
   local by = {}
-  for _, b in ipairs(out) do by[b.name] = b.attrs end
+  for _, b in ipairs(state.merged) do by[b.name] = b.attrs end
   return by, out
 end
 

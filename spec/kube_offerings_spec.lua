@@ -120,23 +120,26 @@ describe("the configmap provider", function()
   local provider = dofile("providers/configmap.lua")
 
   local function ctx(offered, shots)
-    return { request = { shots = shots }, options = {},
-             api = { cluster = { offerings = function() return offered, offered and nil or "unreachable" end } } }
+    return { request = { shots = shots }, options = {}, api = { cost = require("fluence.cost"),
+             cluster = { offerings = function() return offered, offered and nil or "unreachable" end } } }
   end
 
-  it("returns the offered backends with cost_usd from cluster prices", function()
+  it("returns the offered backends with their prices in the cost model's units", function()
     local p = assert(offerings.parse(FLUENCE))
     local out = provider.candidates(ctx(p, 100))
     local b = {}
     for _, x in ipairs(out) do b[x.name] = x.attrs end
     assert.are.equal(0.3 + 100 * 0.0009, b["ionq-forte"].cost_usd)
-    assert.are.equal(0.05 * 0.075, b["sim-sv1"].cost_usd)
+    assert.are.same({ 0.3, 0.0009 }, { b["ionq-forte"].cost_per_task, b["ionq-forte"].cost_per_shot })
+    -- a per-minute price: cost_usd is the cost model's, once every provider ran
+    assert.are.equal(0.075, b["sim-sv1"].cost_per_minute)
+    assert.is_nil(b["sim-sv1"].cost_usd)
     assert.are.equal(0.8, b["gpu-l4"].cost_usd)                        -- given as is
     out = provider.candidates(ctx(p, nil))                             -- default 1000 shots
     for _, x in ipairs(out) do b[x.name] = x.attrs end
     assert.are.equal(0.3 + 1000 * 0.0009, b["ionq-forte"].cost_usd)
-    assert.are.equal(0.05 * 2 / 60, provider.cost({ price_per_hour = 2 }, 1000))
-    assert.is_nil(provider.cost({ vendor = "x" }, 1000))
+    local a = provider.prices({ cost_per_hour = 2 }, 1000, ctx().api)
+    assert.are.same({ cost_per_hour = 2, price_per_hour = 2 }, a)      -- an alias, and no 0.05 x 2 / 60
   end)
 
   it("returns nothing when the offerings are unavailable", function()

@@ -107,6 +107,13 @@ to each node and not finished.  With several --context, one graph per cluster.]]
   policies = [[Lists every policy plugin on the search path: name, origin and description,
 then the search order.  -o name prints one name per line; -o json for scripts.]],
   providers = [[Lists every provider plugin on the search path, like policies.]],
+  prices = [[Asks the price providers (azure-prices, aws-prices, gcp-prices) for every
+--instance-type in every --region of --cloud, or for the backends of --attributes
+files that carry cloud, instance_type and region, and prints one row each: the
+on-demand and spot price, their unit (USD/hour; USD/GPU-hour for GCP, whose GPU
+price excludes the host VM), the spot zone, the age of the price and the provider.
+Notes on stderr say why a price is missing or how old a cached one is.  The same
+cache as a selection; --offline never touches the network.  See docs/pricing.md.]],
   new = [[Writes DIR/policies/NAME.lua (or DIR/providers/NAME.lua), DIR/tests/NAME_spec.lua
 and DIR/tests/NAME.test.yaml: a commented plugin (a policy with an argument, or a
 provider reading a JSON endpoint over HTTP) and its tests, which pass
@@ -298,7 +305,8 @@ local FILES = {
   { "~/.fluence/providers/", "The user's provider plugins, NAME.lua." },
   { "~/.kube/config", "The kubeconfig used when neither --kubeconfig nor KUBECONFIG is given." },
   { "/var/run/secrets/kubernetes.io/serviceaccount/", "Token, CA and namespace of the service account, inside a pod." },
-  { "~/.aws/credentials, ~/.aws/config", "AWS credentials and region of the profile, for the braket-live provider." },
+  { "~/.aws/credentials, ~/.aws/config", "AWS credentials and region of the profile, for the braket-live and aws-prices providers." },
+  { "~/.cache/fluence/prices/", "The price cache: one JSON file per provider and price, replaced atomically (XDG_CACHE_HOME moves it)." },
 }
 for _, f in ipairs(FILES) do
   add(".TP")
@@ -332,6 +340,8 @@ local EXAMPLES = {
     "fluence select \\-f job.yaml \\-\\-provider\\-dir ./providers \\-\\-provider gpu\\-pricing" },
   { "Start a policy of your own, and run its tests:",
     "fluence new policy cheap\\-enough \\-\\-dir ./plugins && fluence test ./plugins" },
+  { "Today's on-demand and spot price of an EC2 instance type in two regions:",
+    "fluence prices \\-\\-cloud aws \\-t p4d.24xlarge \\-r us\\-east\\-1 \\-r us\\-west\\-2" },
   { "Check manifests and plugins before using them:",
     "fluence check k8s/ ./plugins \\-\\-attributes attrs.yaml" },
   { "Shell completion:",

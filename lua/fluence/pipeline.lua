@@ -180,6 +180,24 @@ end
 local Pipeline = {}
 Pipeline.__index = Pipeline
 
+-- A stage that reads a cost must not compare figures of different units
+-- (fluence.cost.unreconciled: a stated cost_usd beside one the cost model
+-- scaled by the workload's pods and hours).  Only the model's estimates
+-- can clash, so the model is loaded only when a backend carries one.
+local COSTS = { "cost_usd", "spot_cost_usd" }
+local MODEL = "cost model"        -- fluence.cost.PROVIDER (spec/cost_spec.lua holds them equal)
+local function units_clash(reads, pool)
+  for _, attr in ipairs(COSTS) do
+    if reads[attr] then
+      for i = 1, #pool do
+        local src = pool[i].source
+        if src and src[attr] == MODEL then return require("fluence.cost").unreconciled(pool, attr) end
+      end
+    end
+  end
+end
+pipeline.COST_MODEL = MODEL
+
 function pipeline.compile(text, opts)
   opts = opts or {}
   local name = opts.name or "select-policy"
@@ -337,7 +355,6 @@ function Pipeline:run(backends, request)
   for _, st in ipairs(self.stages) do
     local rec = { text = st.text, kept = {}, dropped = {}, order_changed = false }
     result.stages[#result.stages + 1] = rec
-    local ok, out, reasons = sandbox.call(st.fn, st.call, input, req)
     local function failed(msg, plugin)
       rec.error = msg
       result.error = msg
@@ -345,6 +362,9 @@ function Pipeline:run(backends, request)
       result.failed_stage = #result.stages
       return result
     end
+    local clash = st.reads and units_clash(st.reads, pool)
+    if clash then return failed(errors.format("policy %q: %s", st.text, clash)) end
+    local ok, out, reasons = sandbox.call(st.fn, st.call, input, req)
     if not ok then
       if is_marker(out, Fail) then
         return failed(errors.format("policy %q: %s", st.text, out.msg))

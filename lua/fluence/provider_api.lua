@@ -19,6 +19,10 @@
 --   api.warn(fmt, ...)   -- stderr, always
 --   api.cluster.offerings() -> offerings | nil, err   (set by the selection; nil offline)
 --   api.aws              -- fluence.aws (credentials chain, SigV4) when built in
+--   api.cost             -- the cost model's units and formulas (lua/fluence/cost.lua)
+--   api.prices           -- for price providers: targets, the price cache, paged
+--                           fetches with retries (lua/fluence/prices.lua)
+--   api.xml              -- a bounded XML reader (lua/fluence/xml.lua)
 --
 -- new{ overrides = {http =, env =, read_file =, aws = ...} } replaces those
 -- fields: fluence.testing stands in for the network, the environment and
@@ -120,6 +124,30 @@ function M.new(opts)
       return aws[k]
     end,
   })
+  -- the cost model, the price helpers and the XML reader load when a
+  -- provider first reaches for them: runs without prices never do
+  local function lazy(load)
+    local mod
+    return setmetatable({}, { __index = function(_, k)
+      mod = mod or load()
+      return mod[k]
+    end })
+  end
+  api.cost = lazy(function()
+    local c = require "fluence.cost"
+    return { PRICES = c.PRICES, UNIT = c.UNIT, per_task = c.per_task, workload = c.workload, estimate = c.estimate,
+             parse_duration = c.parse_duration, age = c.age }
+  end)
+  api.xml = lazy(function()
+    local x = require "fluence.xml"
+    return { decode = x.decode, child = x.child, children = x.children, text = x.text }
+  end)
+  api.prices = lazy(function()
+    local p = require "fluence.prices"
+    local sleep = waiting(function(...) return require("fluence.aws").backoff(...) end)
+    return { targets = p.targets, book = p.book,
+             fetch = p.fetcher(api.http, sleep) }
+  end)
   for k, v in pairs(opts.overrides or {}) do api[k] = v end
   return readonly(api)        -- deep: api.yaml, api.aws ... are views too
 end

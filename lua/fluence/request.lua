@@ -14,6 +14,7 @@ local SIZE_KEYS = { P .. "group-size", "fluxnetes.group-size" }
 -- the annotation names, made once (build runs for every Fluence object)
 local POLICY, BACKEND, SHOTS = P .. "select-policy", P .. "select-backend", P .. "select-shots"
 local CANDIDATES, CONSTRAINTS, PIN = P .. "select-candidates", P .. "select-constraints", P .. "require-backend"
+local DURATION = P .. "duration"
 
 -- The first of keys set in the first of t1..t4 that has one.
 local function first(keys, t1, t2, t3, t4)
@@ -156,6 +157,18 @@ function request.build(obj, where, stream)
   r.group = { name = gname, size = size }
   r.pods = size
   r.pod = pod_resources(t, where, locate)
+  -- how long the workload runs, for hourly prices (fluence.cost): the
+  -- annotation, else the object's activeDeadlineSeconds, else unknown
+  local dur = ann[DURATION] or tann[DURATION]
+  if dur then
+    local secs, err = require("fluence.cost").parse_duration(dur)
+    if not secs then
+      bad_input(locate, locate and stream:annotation_span(obj.index, DURATION, dur), where, DURATION .. ": " .. err)
+    end
+    r.duration = { seconds = secs, from = "annotation" }
+  elseif tonumber(obj.activeDeadlineSeconds) and obj.activeDeadlineSeconds > 0 then
+    r.duration = { seconds = obj.activeDeadlineSeconds, from = "deadline" }
+  end
   return r
 end
 

@@ -150,6 +150,10 @@ local function safe_pcall(f, ...)
   return unpack(r, 1, r.n)
 end
 
+-- pcall for host helpers that call back into a plugin (fluence.prices): an
+-- error is caught, but not a spent budget or time limit
+sandbox.pcall = safe_pcall
+
 local function safe_xpcall(f, h, ...)
   local r = pack(raw_xpcall(f, h, ...))
   exceeded_check()

@@ -130,14 +130,27 @@ end
 
 -- present: the attribute names the backends gathered so far carry; a live
 -- provider that enriches only backends with some attribute (braket-live:
--- device_arn) would return nothing without one, so it is not run.
-local function live_providers(reg, needs, seen, present)
+-- device_arn) would return nothing without one, so it is not run.  An
+-- enriches entry ATTR=VALUE (azure-prices: cloud=azure) asks for a backend
+-- whose ATTR is VALUE (any case), looked for among backends only then.
+local function live_providers(reg, needs, seen, present, backends)
   local list = {}
+  local function has(a)
+    local attr, value = a:match("^([^=]+)=(.*)$")
+    if not attr then return present[a] end
+    if not present[attr] then return false end
+    value = value:lower()
+    for _, b in ipairs(backends) do
+      local v = b.attrs[attr]
+      if type(v) == "string" and v:lower() == value then return true end
+    end
+    return false
+  end
   local function wanted(e)
     local enriches = e.decl.enriches
     if not enriches then return true end
     for _, a in ipairs(enriches) do
-      if present[a] then return true end
+      if has(a) then return true end
     end
     return false
   end
@@ -222,6 +235,15 @@ local function gather(reg, args, req, providers, state)
     end
     logger.v(1, "provider %s: %s in %.0f ms", e.name, require("fluence.plural")(#(backends or {}), "backend"),
              (sys.monotonic() - t0) * 1000)
+  end
+end
+
+-- Once every provider ran: cost_usd estimated from the unit prices the
+-- backends carry (fluence.cost, loaded only when some backend has a price;
+-- names: the attribute names they carry, when known).
+local function estimate_costs(req, state, names)
+  if require("fluence.units").priced(names or merge.attribute_names(state.merged)) then
+    require("fluence.cost").apply(state, req, merge)
   end
 end
 
@@ -341,7 +363,8 @@ end
 local function request_key(req)
   local parts = { req.policy or "", tostring(req.shots), table.concat(req.candidates or {}, ","),
                   table.concat(req.constraints or {}, ","), req.backend_family or "",
-                  tostring(req.pods), tostring(req.pod.cpu), tostring(req.pod.memory), tostring(req.pod.gpu) }
+                  tostring(req.pods), tostring(req.pod.cpu), tostring(req.pod.memory), tostring(req.pod.gpu),
+                  req.duration and (req.duration.from .. "=" .. req.duration.seconds) or "" }
   local vt = {}
   for k, v in pairs(req.pod.virtual or {}) do vt[#vt + 1] = k .. "=" .. tostring(v) end
   table.sort(vt)
@@ -459,7 +482,9 @@ local function decide(ctx, req, how)
   end
   d.pipeline = pl
   local needs = pl.attributes and pl:attributes() or {}
-  gather(reg, args, req, live_providers(reg, needs, seen, present), state)
+  local live = live_providers(reg, needs, seen, present, state.merged)
+  gather(reg, args, req, live, state)
+  estimate_costs(req, state, #live == 0 and present or nil)
   local backends = state.merged
   d.all = backends
   local offered, why = reg.offerings()
@@ -536,7 +561,9 @@ local function decide_many(ctx, req, how)
     src.current = p.c
     local notes = {}
     p.state.notes = notes
-    gather(reg, args, req, live_providers(reg, needs, p.seen, merge.attribute_names(p.state.merged)), p.state)
+    gather(reg, args, req, live_providers(reg, needs, p.seen, merge.attribute_names(p.state.merged), p.state.merged),
+           p.state)
+    estimate_costs(req, p.state)
     local offered, why = reg.offerings()
     for _, n in ipairs(notes) do note(n) end
     if why and not args.opts.offline then note(why, true) end

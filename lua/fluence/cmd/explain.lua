@@ -108,11 +108,15 @@ local function to_data(records)
       rows[#rows + 1] = setmetatable({ name = b.name, attrs = attrs, stages = st },
                                      { __order = { "name", "attrs", "stages" } })
     end
+    local w = require("fluence.cost").workload(rec.request)
     out[#out + 1] = setmetatable({
       object = describe(rec.object), where = rec.where, policy = rec.pipeline.text,
       chosen = rec.chosen, context = rec.context, error = rec.error, stages = stages, backends = rows,
       notes = json.array(rec.notes),
-    }, { __order = { "object", "where", "policy", "chosen", "context", "error", "stages", "backends", "notes" } })
+      workload = setmetatable({ pods = w.pods, shots = w.shots, seconds = w.seconds, duration_from = w.from },
+                              { __order = { "pods", "shots", "seconds", "duration_from" } }),
+    }, { __order = { "object", "where", "policy", "chosen", "context", "error", "workload", "stages", "backends",
+                     "notes" } })
   end
   return setmetatable({ objects = out }, {})
 end
@@ -185,6 +189,9 @@ local function to_table(records, color, wide)
       end
       out[#out + 1] = table.concat(parts, "  ")
     end
+    -- each price with its unit, provider and age, and how cost_usd was
+    -- estimated (fluence.cost)
+    for _, line in ipairs(require("fluence.cost").describe(rec, sys.now())) do out[#out + 1] = esc(line) end
     if rec.chosen then out[#out + 1] = "chosen: " .. paint("1;32", esc(rec.chosen)) ..
                                         (rec.context and (" on context " .. esc(rec.context)) or "")
     else out[#out + 1] = paint("1;31", "failed: ") .. esc(rec.error or "no backend", true) end

@@ -56,7 +56,9 @@ local function table_text(reg, wide)
   local out = {}
   for _, r in ipairs(rows) do
     local parts = {}
-    for i = 1, #r - 1 do parts[i] = ("%-" .. widths[i] .. "s"):format(r[i]) end
+    -- padded by hand: string.format's widths stop at 99 (a provider may
+    -- declare a long list of attributes)
+    for i = 1, #r - 1 do parts[i] = r[i] .. (" "):rep(widths[i] - #r[i]) end
     parts[#parts + 1] = r[#r]
     out[#out + 1] = (table.concat(parts, "  "):gsub("%s+$", ""))
   end
