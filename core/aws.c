@@ -40,6 +40,7 @@
 #include <lauxlib.h>
 #include "aws_sigv4.h"
 #include "strbuf.h"
+#include "sys.h"
 
 #define CREDS_MT "fluence.aws.credentials"
 #define SECRET_MT "fluence.aws.secretbuf"
@@ -57,6 +58,7 @@ struct creds {
 struct secretbuf {
     char *p;
     size_t n;
+    char why[96];            /* why it could not be read, for messages */
 };
 
 static void wipe_free(char **p)
@@ -669,8 +671,10 @@ static const char *env_get(lua_State *L, int env, const char *name)
     return v && *v ? v : NULL;
 }
 
-/* [-0, +1, m]  Reads a whole file into a wiped-on-collect buffer.
- * Returns 0 or an errno value (the buffer is then empty). */
+/* [-0, +1, m]  Reads a whole file into a wiped-on-collect buffer, only a
+ * regular file (sys_read_regular: a FIFO or a device named by
+ * AWS_SHARED_CREDENTIALS_FILE is refused, not waited on).  Returns 0 or an
+ * errno value (the buffer is then empty and b->why says why). */
 static int read_secret_file(lua_State *L, const char *path, struct secretbuf **out)
 {
     struct secretbuf *b = lua_newuserdatauv(L, sizeof *b, 0);
@@ -678,25 +682,11 @@ static int read_secret_file(lua_State *L, const char *path, struct secretbuf **o
     luaL_setmetatable(L, SECRET_MT);
     *out = b;
     if (!path) return ENOENT;
-    FILE *f = fopen(path, "rb");
-    if (!f) return errno;
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0) {
-        int e = errno;
-        fclose(f);
-        return e;
-    }
-    if (!S_ISREG(st.st_mode) || st.st_size > MAX_FILE) {
-        fclose(f);
-        return S_ISDIR(st.st_mode) ? EISDIR : EFBIG;
-    }
-    b->p = malloc((size_t)st.st_size + 1);
-    if (!b->p) { fclose(f); return ENOMEM; }
-    b->n = fread(b->p, 1, (size_t)st.st_size, f);
-    b->p[b->n] = 0;
-    int e = ferror(f) ? EIO : 0;
-    fclose(f);
-    return e;
+    size_t n;
+    b->p = sys_read_regular(path, MAX_FILE, &n, b->why, sizeof b->why);
+    if (!b->p) return errno ? errno : EIO;
+    b->n = n;
+    return 0;
 }
 
 static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
@@ -751,10 +741,10 @@ static int ini_get(const char *text, size_t len, const char *profile, int config
     return found;
 }
 
-/* A file's status for messages: "missing", "unreadable: ..." or "read". */
-static const char *file_status(int err)
+/* A file's status for messages: "missing", why it could not be read, or "read". */
+static const char *file_status(int err, const struct secretbuf *b)
 {
-    return err == 0 ? "read" : err == ENOENT ? "missing" : strerror(err);
+    return err == 0 ? "read" : err == ENOENT ? "missing" : b && b->why[0] ? b->why : strerror(err);
 }
 
 static void set_from_ini(lua_State *L, struct secretbuf *b, const char *profile, int config,
@@ -867,8 +857,8 @@ static int aws_credentials(lua_State *L)
             lua_pushfstring(L, "no AWS credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set, "
                                "and profile \"%s\" (%s) is not in %s%s [%s] or %s%s [%s]",
                             profile, profile_from, cred_path ? cred_path : "~/.aws/credentials", cred_var,
-                            file_status(cred_err), conf_path ? conf_path : "~/.aws/config", conf_var,
-                            file_status(conf_err));
+                            file_status(cred_err, cred), conf_path ? conf_path : "~/.aws/config", conf_var,
+                            file_status(conf_err, conf));
         return 2;
     }
     int is_conf = from == conf;

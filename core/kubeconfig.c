@@ -23,7 +23,10 @@
  * memory inside the config userdata (zeroed when it is collected); Lua sees
  * only info(), which names the auth method but never its material.  The exec
  * credential plugin (v1 / v1beta1) is the one subprocess fluence starts: it is
- * the user's credential helper, run with posix_spawn, a pipe and a timeout. */
+ * the user's credential helper, run with posix_spawn, a pipe and a timeout.
+ * Every file (kubeconfigs, tokens, keys, certificates, the service
+ * account's) is read by sys_read_regular: a FIFO or a device named there is
+ * refused, never waited on. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -40,6 +43,7 @@
 #include <jansson.h>
 #include <lauxlib.h>
 #include "http_transfer.h"
+#include "sys.h"
 
 extern char **environ;
 
@@ -86,38 +90,12 @@ static char *xstrdup(lua_State *L, const char *s)
     return p;
 }
 
-/* Reads a whole file into a malloc'd NUL-terminated buffer, or NULL + errno. */
-static char *read_all(const char *path, size_t *lenp)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (len + 1 >= cap) {
-            if (cap >= (size_t)MAX_FILE) { free(buf); buf = NULL; errno = EFBIG; break; }
-            char *p = realloc(buf, cap * 2);
-            if (!p) { explicit_bzero(buf, len); free(buf); buf = NULL; break; }
-            buf = p;
-            cap *= 2;
-        }
-        size_t n = fread(buf + len, 1, cap - 1 - len, f);
-        len += n;
-        if (n == 0) break;
-    }
-    int err = ferror(f) ? EIO : 0;
-    fclose(f);
-    if (buf && err) { explicit_bzero(buf, len); free(buf); errno = err; return NULL; }
-    if (buf) buf[len] = 0;
-    if (lenp) *lenp = len;
-    return buf;
-}
-
 /* Reads a secret file (token, key): the buffer is the caller's to sfree. */
 static char *read_secret(lua_State *L, const char *path, const char *what, int trim)
 {
-    char *s = read_all(path, NULL);
-    if (!s) { luaL_error(L, "cannot read %s %s: %s", what, path, strerror(errno)); return NULL; }
+    char why[128];
+    char *s = sys_read_regular(path, MAX_FILE, NULL, why, sizeof why);
+    if (!s) { luaL_error(L, "cannot read %s %s: %s", what, path, why); return NULL; }
     if (trim) {
         size_t n = strlen(s);
         while (n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t')) s[--n] = 0;
@@ -234,10 +212,11 @@ static void merge_doc(lua_State *L, int m, const char *path)
 static void load_file(lua_State *L, int m, const char *path, int must_exist, int *nfiles)
 {
     size_t len;
-    char *text = read_all(path, &len);
+    char why[128];
+    char *text = sys_read_regular(path, MAX_FILE, &len, why, sizeof why);
     if (!text) {
         if (!must_exist && errno == ENOENT) return;
-        luaL_error(L, "cannot read kubeconfig %s: %s", path, strerror(errno));
+        luaL_error(L, "cannot read kubeconfig %s: %s", path, why);
         return;
     }
     lua_getglobal(L, "require");
@@ -540,8 +519,9 @@ static char *material(lua_State *L, int t, const char *key, const char *dir, con
     const char *f = field_str(L, t, key);
     if (!f) return NULL;
     const char *path = push_resolved(L, dir, f);
-    char *v = read_all(path, NULL);
-    if (!v) luaL_error(L, "cannot read %s %s: %s", what, path, strerror(errno));
+    char why[128];
+    char *v = sys_read_regular(path, MAX_FILE, NULL, why, sizeof why);
+    if (!v) luaL_error(L, "cannot read %s %s: %s", what, path, why);
     lua_pop(L, 1);
     return v;
 }
@@ -561,12 +541,13 @@ static void load_in_cluster(lua_State *L, struct config *c, const char *ns)
     lua_pushfstring(L, "%s/token", dir);
     c->token = read_secret(L, lua_tostring(L, -1), "service account token", 1);
     lua_pushfstring(L, "%s/ca.crt", dir);
-    if (!(c->ca_pem = read_all(lua_tostring(L, -1), NULL)))
-        luaL_error(L, "cannot read service account CA %s: %s", lua_tostring(L, -1), strerror(errno));
+    char why[128];
+    if (!(c->ca_pem = sys_read_regular(lua_tostring(L, -1), MAX_FILE, NULL, why, sizeof why)))
+        luaL_error(L, "cannot read service account CA %s: %s", lua_tostring(L, -1), why);
     if (ns) set_str(L, &c->namespace, ns);
     else {
         lua_pushfstring(L, "%s/namespace", dir);
-        char *n = read_all(lua_tostring(L, -1), NULL);
+        char *n = sys_read_regular(lua_tostring(L, -1), MAX_FILE, NULL, NULL, 0);
         if (n) {
             n[strcspn(n, " \r\n\t")] = 0;
             if (*n) { free(c->namespace); c->namespace = n; } else free(n);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "embed.h"
 #include "exitcode.h"
 #include "location.h"
+#include "sys.h"
 
 /* getenv(name) -> string | nil */
 static int sys_getenv(lua_State *L)
@@ -70,12 +72,21 @@ static int push_too_big(lua_State *L, const char *path, size_t max)
     return 2;
 }
 
-/* read_file(path) -> data | nil, "path: reason".  "-" reads stdin.  A
- * directory is an error here, not an empty string; so is an input over the
- * size limit. */
+static int read_regular(lua_State *L, const char *path, int opts);
+
+/* read_file(path [, opts]) -> data | nil, "path: reason".  "-" reads stdin.
+ * A directory is an error here, not an empty string; so is an input over the
+ * size limit.  opts.regular: only a regular file (sys_read_regular), at most
+ * opts.max bytes (default: the input limit). */
 static int sys_read_file(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
+    if (lua_istable(L, 2)) {
+        lua_getfield(L, 2, "regular");
+        int regular = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+        if (regular) return read_regular(L, path, 2);
+    }
     size_t max = max_input();
     int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return push_errno(L, path, errno);
@@ -98,6 +109,104 @@ static int sys_read_file(lua_State *L)
     if (err == EFBIG) return push_too_big(L, strcmp(path, "-") == 0 ? "<stdin>" : path, max);
     if (err) return push_errno(L, path, err);
     luaL_pushresult(&b);
+    return 1;
+}
+
+/* What a file that is not regular is, for messages. */
+static const char *file_type(mode_t m)
+{
+    return S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"
+         : S_ISSOCK(m) ? "a socket" : "not a plain file";
+}
+
+static void say_limit(char *why, size_t whylen, size_t max)
+{
+    if (max % (1024 * 1024) == 0) snprintf(why, whylen, "larger than %zu MiB", max / (1024 * 1024));
+    else snprintf(why, whylen, "larger than %zu bytes", max);
+}
+
+char *sys_read_regular(const char *path, size_t max, size_t *len, char *why, size_t whylen)
+{
+    char scratch[8];
+    if (!why || !whylen) { why = scratch; whylen = sizeof scratch; }
+    why[0] = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        int e = errno;
+        snprintf(why, whylen, "%s", strerror(e));
+        errno = e;
+        return NULL;
+    }
+    struct stat st;
+    int err = 0;
+    if (fstat(fd, &st) != 0) err = errno;
+    else if (S_ISDIR(st.st_mode)) { err = EISDIR; snprintf(why, whylen, "is a directory"); }
+    else if (!S_ISREG(st.st_mode)) {
+        err = EINVAL;
+        snprintf(why, whylen, "not a regular file (%s)", file_type(st.st_mode));
+    } else if ((uintmax_t)st.st_size > (uintmax_t)max) { err = EFBIG; say_limit(why, whylen, max); }
+    if (err) {
+        close(fd);
+        if (!why[0]) snprintf(why, whylen, "%s", strerror(err));
+        errno = err;
+        return NULL;
+    }
+    /* the size fstat gave, plus room to see that the file goes on (it may
+     * grow, or be a /proc file that says 0) */
+    size_t cap = (size_t)st.st_size + 1 < 4096 ? 4096 : (size_t)st.st_size + 1, n = 0;
+    if (cap > max + 1 && max + 1 > (size_t)st.st_size) cap = max + 1;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (n + 1 == cap) {                 /* full: more than fstat said */
+            if (n > max) break;
+            size_t nc = cap > max / 2 ? max + 2 : cap * 2;
+            char *grown = malloc(nc);
+            if (grown) memcpy(grown, buf, n);
+            explicit_bzero(buf, n);
+            free(buf);
+            buf = grown;
+            cap = nc;
+            continue;
+        }
+        ssize_t r = read(fd, buf + n, cap - 1 - n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) { err = errno; break; }
+        if (r == 0) break;
+        n += (size_t)r;
+    }
+    close(fd);
+    if (!buf) err = ENOMEM;
+    else if (!err && n > max) { err = EFBIG; say_limit(why, whylen, max); }
+    if (err) {
+        if (buf) { explicit_bzero(buf, n); free(buf); }
+        if (!why[0]) snprintf(why, whylen, "%s", strerror(err));
+        errno = err;
+        return NULL;
+    }
+    buf[n] = 0;
+    if (len) *len = n;
+    return buf;
+}
+
+/* read_file(path, {regular = true, max = bytes}): sys_read_regular, for the
+ * files that must not be a FIFO or a device.  Lua strings cannot be wiped:
+ * never for a secret. */
+static int read_regular(lua_State *L, const char *path, int opts)
+{
+    lua_getfield(L, opts, "max");
+    lua_Integer max = luaL_optinteger(L, -1, (lua_Integer)max_input());
+    lua_pop(L, 1);
+    luaL_argcheck(L, max >= 0, 2, "max must not be negative");
+    char why[128];
+    size_t len;
+    char *data = sys_read_regular(path, (size_t)max, &len, why, sizeof why);
+    if (!data) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "%s: %s", path, why);
+        return 2;
+    }
+    lua_pushlstring(L, data, len);         /* may raise: data is then lost, at exit */
+    free(data);
     return 1;
 }
 
