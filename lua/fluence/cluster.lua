@@ -60,8 +60,16 @@ function M.open(opts)
       local c = { context = name }
       setmetatable(c, { __index = function(t, k)
         if k ~= "client" then return nil end
-        local client = kubeclient.new{ kubeconfig = opts.kubeconfig, context = name, namespace = opts.namespace,
-                                       timeout = opts["request-timeout"] }
+        -- a client that cannot be made fails once: its kubeconfig is not
+        -- read (nor its exec plugin run, with its time limit) again
+        local failed = rawget(t, "client_error")
+        if failed then error(failed, 0) end
+        local ok, client = pcall(kubeclient.new, { kubeconfig = opts.kubeconfig, context = name,
+                                                   namespace = opts.namespace, timeout = opts["request-timeout"] })
+        if not ok then
+          rawset(t, "client_error", client)
+          error(client, 0)
+        end
         rawset(t, "client", client)
         rawset(t, "name", client.context)
         return client
