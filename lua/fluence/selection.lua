@@ -369,6 +369,11 @@ local function live_graphs(ctx, graphs, notes, run_notes)
     return nil
   end
   graphs["*"] = full
+  local sat = cluster.saturation_note(c, c.usage ~= nil)
+  if sat then
+    notes[#notes + 1] = sat
+    if run_notes then run_notes[sat] = true end
+  end
   local now = full
   if c.usage then now = cluster.graph(c, true)
   else
@@ -463,6 +468,8 @@ local function decide(ctx, req, how)
   local pool = narrow(backends, req, offered, dropped)
   if #pool == 0 then return no_candidates(d, #backends, dropped) end
   if uses_fits(pl) then
+    local sat = request_mod.saturation_note(req)
+    if sat then d.notes[#d.notes + 1] = sat end
     local graphs, now_graphs = graphs_for(ctx, pool, offered, d.notes, d.run_notes)
     req = setmetatable({ graphs = graphs, now_graphs = now_graphs }, { __index = req })
   end
@@ -545,6 +552,8 @@ local function decide_many(ctx, req, how)
   src.current = nil
   if #pool == 0 then return no_candidates(d, #d.all, dropped) end
   if uses_fits(pl) then
+    local sat = request_mod.saturation_note(req)
+    if sat then note(sat) end
     local graphs, now_graphs = {}, {}
     if args.opts.graph and args.opts.graph[1] or args.opts.offline then
       local g, ng = graphs_for(ctx, pool, nil, d.notes)
@@ -556,6 +565,8 @@ local function decide_many(ctx, req, how)
         if full then
           graphs[name] = full
           now_graphs[name] = c.usage and cluster.graph(c, true) or full
+          local sat = cluster.saturation_note(c, c.usage ~= nil)
+          if sat then note(sat, true) end
           if not c.usage then
             note(("cannot list the pods running on context %q (%s): fits:now matches against capacity, " ..
                   "not what runs now"):format(cluster.name(c), c.usage_error and c.usage_error.message or "not read"),
