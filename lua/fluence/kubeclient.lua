@@ -14,6 +14,8 @@
 --       same retries and messages as client:request
 --   client:resource(apiVersion, kind) -> {group=, version=, resource=, namespaced=}
 --   client:path(apiVersion, kind, namespace, name) -> "/apis/.../name"
+--   kubeclient.check_ref(apiVersion, kind [, name [, namespace]]) -> nil | why
+--       (resource and path raise an INPUT error with it, before any request)
 --
 -- Kinds map to resources through a built-in table, else discovery
 -- (GET /api/v1, /apis/GROUP/VERSION), cached per client.
@@ -332,12 +334,84 @@ local function split_api_version(av)
 end
 M.split_api_version = split_api_version
 
+-- ------------------------------------------------ names that become paths
+-- An object's apiVersion, kind, namespace and name become the path of a
+-- request: they are checked against what Kubernetes allows before any
+-- request is made, so that apiVersion "../../api/v1/namespaces/kube-system/
+-- secrets/victim#" cannot send a PATCH (or a discovery GET) elsewhere.
+
+-- a DNS-1123 label (namespaces, each part of a group): [a-z0-9-], 63 at
+-- most, starting and ending with a letter or digit
+local function dns1123_label(s)
+  return #s >= 1 and #s <= 63 and s:match("^[a-z0-9][-a-z0-9]*$") ~= nil and s:sub(-1):match("[a-z0-9]") ~= nil
+end
+
+-- a DNS-1123 subdomain (API groups): labels joined by ".", 253 at most
+local function dns1123_subdomain(s)
+  if #s < 1 or #s > 253 then return false end
+  for label in (s .. "."):gmatch("([^.]*)%.") do
+    if not dns1123_label(label) then return false end
+  end
+  return true
+end
+
+-- a DNS-1035 label (versions; kinds, lowercased): as 1123, starting with a letter
+local function dns1035_label(s)
+  return dns1123_label(s) and s:match("^[a-z]") ~= nil
+end
+
+-- a value as a message shows it: quoted, control and non-ASCII bytes
+-- escaped (it came from a file), a long one cut
+local function shown(v)
+  v = tostring(v)
+  if #v > 80 then v = v:sub(1, 60) .. "..." end
+  return '"' .. v:gsub('[%c"\\\127-\255]', function(c) return ("\\x%02x"):format(c:byte()) end) .. '"'
+end
+M.shown = shown
+
+-- nil, or why the object reference cannot be made a request path.  name and
+-- namespace are optional (a collection, a cluster-scoped kind).
+function M.check_ref(api_version, kind, name, namespace)
+  if type(api_version) ~= "string" or api_version == "" or type(kind) ~= "string" or kind == "" then
+    return "object without apiVersion or kind"
+  end
+  local group, version = api_version:match("^([^/]*)/([^/]*)$")
+  if not group then
+    if api_version:find("/", 1, true) then
+      return ("apiVersion %s is not GROUP/VERSION or VERSION"):format(shown(api_version))
+    end
+    version = api_version
+  elseif not dns1123_subdomain(group) then
+    return ("apiVersion %s: the group %s is not a DNS subdomain (lowercase letters, digits, '-' and '.')")
+      :format(shown(api_version), shown(group))
+  end
+  if not dns1035_label(version) then
+    return ("apiVersion %s: the version %s is not a DNS label (lowercase letters, digits and '-', " ..
+            "starting with a letter)"):format(shown(api_version), shown(version))
+  end
+  if #kind > 63 or not kind:match("^[A-Za-z][-A-Za-z0-9]*$") or kind:sub(-1) == "-" then
+    return ("kind %s is not a kind (letters, digits and '-', starting with a letter)"):format(shown(kind))
+  end
+  if namespace ~= nil and (type(namespace) ~= "string" or not dns1123_label(namespace)) then
+    return ("metadata.namespace %s is not a namespace name (a DNS label)"):format(shown(namespace))
+  end
+  if name ~= nil then
+    -- what the API server refuses in any name that is a path segment
+    if type(name) ~= "string" or name == "" or name == "." or name == ".." or name:find("[/%%]") then
+      return ("metadata.name %s cannot be a name (not empty, \".\" or \"..\", no '/' or '%%')"):format(shown(name))
+    end
+  end
+end
+
+local function check_ref(...)
+  local why = M.check_ref(...)
+  if why then errors.raise("INPUT", "%s", why) end
+end
+
 -- {group, version, resource, namespaced} for a kind, or raises.
 function Client:resource(api_version, kind)
+  check_ref(api_version, kind)
   local group, version = split_api_version(api_version)
-  if not version or version == "" or not kind or kind == "" then
-    errors.raise("INPUT", "object without apiVersion or kind")
-  end
   local b = BUILTIN[group] and BUILTIN[group][kind]
   if b then return { group = group, version = version, resource = b[1], namespaced = b[2] } end
   local gv = group == "" and version or (group .. "/" .. version)
@@ -355,7 +429,9 @@ function Client:resource(api_version, kind)
     self.discovery[gv] = list
   end
   for _, r in ipairs(list) do
-    if r.kind == kind and type(r.name) == "string" and not r.name:find("/", 1, true) then
+    -- a resource name from the server goes into paths too: a plain segment
+    if r.kind == kind and type(r.name) == "string" and r.name ~= "" and r.name ~= "." and r.name ~= ".."
+       and not r.name:find("[/%%?#]") then
       return { group = group, version = version, resource = r.name, namespaced = r.namespaced and true or false }
     end
   end
@@ -364,6 +440,7 @@ end
 
 -- The collection path (name nil) or the object path.
 function Client:path(api_version, kind, namespace, name)
+  check_ref(api_version, kind, name, namespace)
   local r = self:resource(api_version, kind)
   local base = r.group == "" and ("/api/" .. r.version) or ("/apis/" .. r.group .. "/" .. r.version)
   if r.namespaced then base = base .. "/namespaces/" .. urlencode(namespace or self.namespace) end

@@ -10,6 +10,8 @@
 --     how.policy_file: `fluence run POLICY.lua` (decides every Fluence object)
 --     how.explain:     also keep every backend and stage for explain
 --     how.objects_json: give every object its edited JSON (o.json), for apply
+--     how.check_object(obj, where, stream): called for every object as soon
+--       as its file is parsed (apply: its request paths are checked)
 --     how.inputs, how.clusters, how.api, how.policies: what fluence.testing
 --       stands in with: the files ({name =, text =} as inputs.read gives),
 --       the clusters' source, provider API overrides, a policy registry
@@ -721,6 +723,13 @@ function selection.run(args, how)
     local s, err = manifest.parse(f.text, f.name, { active_only = not every })
     if not s then errors.raise("INPUT", "%s", err) end
     streams[i] = { stream = s, name = f.name, objects = every and s:objects() or s:active(), every = every }
+    -- how.check_object(obj, where, stream): apply's check of what will
+    -- become request paths, before any request of this run
+    if how.check_object then
+      for _, obj in ipairs(streams[i].objects) do
+        how.check_object(obj, ("%s:%d:%d"):format(f.name, obj.line or 1, obj.col or 1), s)
+      end
+    end
   end
 
   -- said: run-wide notes already on stderr, per cluster (kubeconfig and
