@@ -125,6 +125,13 @@ static void say_limit(char *why, size_t whylen, size_t max)
     else snprintf(why, whylen, "larger than %zu bytes", max);
 }
 
+/* The device number of /dev/null (0 when there is none) */
+static dev_t null_dev(void)
+{
+    struct stat st;
+    return stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode) ? st.st_rdev : 0;
+}
+
 char *sys_read_regular(const char *path, size_t max, size_t *len, char *why, size_t whylen)
 {
     char scratch[8];
@@ -141,7 +148,15 @@ char *sys_read_regular(const char *path, size_t max, size_t *len, char *why, siz
     int err = 0;
     if (fstat(fd, &st) != 0) err = errno;
     else if (S_ISDIR(st.st_mode)) { err = EISDIR; snprintf(why, whylen, "is a directory"); }
-    else if (!S_ISREG(st.st_mode)) {
+    else if (S_ISCHR(st.st_mode) && st.st_rdev == null_dev()) {
+        /* /dev/null (under any name) reads as empty: KUBECONFIG=/dev/null
+         * is a common way to say "no configuration" */
+        close(fd);
+        char *empty = calloc(1, 1);
+        if (!empty) { snprintf(why, whylen, "%s", strerror(ENOMEM)); errno = ENOMEM; return NULL; }
+        if (len) *len = 0;
+        return empty;
+    } else if (!S_ISREG(st.st_mode)) {
         err = EINVAL;
         snprintf(why, whylen, "not a regular file (%s)", file_type(st.st_mode));
     } else if ((uintmax_t)st.st_size > (uintmax_t)max) { err = EFBIG; say_limit(why, whylen, max); }

@@ -13,6 +13,8 @@
  * (O_NONBLOCK: a FIFO without a writer, a terminal), anything fstat does not
  * call a regular file is refused (a FIFO, /dev/zero, a socket, a directory),
  * and so is a file over max bytes, also one that grows while it is read.
+ * /dev/null (under any name) is the one device taken: it reads as empty,
+ * as "KUBECONFIG=/dev/null" means no configuration.
  *
  * On failure: NULL, errno set (what open(2) said; EISDIR for a directory,
  * EINVAL for another file that is not regular, EFBIG over the limit, ENOMEM)

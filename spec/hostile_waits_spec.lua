@@ -80,6 +80,10 @@ describe("credential and configuration files that are not regular files", functi
     refused(run{ "graph", env = { HOME = dir .. "/home" } }, 4, "%.kube/config: not a regular file %(a FIFO%)")
   end)
 
+  it("/dev/null, the one device taken: empty, as KUBECONFIG=/dev/null means no configuration", function()
+    refused(graph("/dev/null"), 4, "kubeconfig has no current%-context")
+  end)
+
   it("a kubeconfig larger than 16 MiB, even when sparse", function()
     local big = dir .. "/big"
     assert(os.execute("truncate -s 17M " .. cli.quote(big)))
