@@ -173,7 +173,7 @@ describe("exec credential plugins that do not finish", function()
 
   -- ("slee[p]": the shell running pgrep has the marker in its own command line)
   local function running(marker)
-    local p = io.popen("pgrep -f " .. cli.quote("slee[p] " .. marker) .. " 2>/dev/null")
+    local p = io.popen("env -u LD_PRELOAD pgrep -f " .. cli.quote("slee[p] " .. marker) .. " 2>/dev/null")
     local out = p:read("a")
     p:close()
     return out ~= ""
