@@ -227,10 +227,11 @@ describe("servers that misbehave (stand-in)", function()
   it("429 forever: asked again only within --request-timeout, with or without Retry-After", function()
     for _, mode in ipairs{ "429always", "429bare" } do
       local r = select(mode, "2.5")
-      refused(r, 4, "fluence%-resources.*HTTP 429 Too Many Requests%); gave up after [23] attempts")
-      -- once a second from the first: at most 3 fit in 2.5 s (6 did before)
+      refused(r, 4, "fluence%-resources.*HTTP 429 Too Many Requests%); gave up after [123] attempts?")
+      -- once a second from the first: at most 3 fit in 2.5 s (6 did before;
+      -- fewer when an attempt is slow, as under valgrind)
       local n = offerings_requests(mode)
-      assert.is_true(n >= 2 and n <= 3, mode .. ": " .. n .. " requests")
+      assert.is_true(n >= 1 and n <= 3, mode .. ": " .. n .. " requests")
     end
   end)
 
@@ -247,9 +248,9 @@ describe("servers that misbehave (stand-in)", function()
     H.requests(s)
     local ok, e = pcall(c.request, c, "GET", "/api/v1/namespaces")
     assert.is_false(ok)
-    assert.matches("HTTP 429 Too Many Requests%); gave up after [23] attempts", e.message)
+    assert.matches("HTTP 429 Too Many Requests%); gave up after [123] attempts?", e.message)
     local n = #H.requests(s)
-    assert.is_true(n >= 2 and n <= 3, n .. " requests")
+    assert.is_true(n >= 1 and n <= 3, n .. " requests")
   end)
 
   it("a server that stalls mid-answer, or drips it a byte at a time", function()
