@@ -8,6 +8,7 @@ local kl = require "fluence.kubelists"
 local json = require "fluence.json"
 local cli = require "support.cli"
 local envtest = require "support.envtest"
+local jgf_nodes = require "support.jgf_nodes"
 
 local MAX = math.maxinteger
 
@@ -106,19 +107,7 @@ envtest.describe("quantities past the int64 range in a real cluster", function(a
     return cli.run(args)
   end
 
-  local function vertices(out)
-    local doc = assert(json.decode(out))
-    local by_id, nodes = {}, {}
-    for _, n in ipairs(doc.graph.nodes) do by_id[n.id] = n.metadata end
-    for _, e in ipairs(doc.graph.edges) do
-      local parent, child = by_id[e.source], by_id[e.target]
-      if parent.type == "node" and parent.name:match("^sat%-") then
-        nodes[parent.name] = nodes[parent.name] or {}
-        nodes[parent.name][child.type] = child
-      end
-    end
-    return nodes
-  end
+  local function vertices(out) return jgf_nodes(assert(json.decode(out)), "sat-") end
 
   it("fluence graph shows a node of exabytes (the whole NodeList was refused before), and says so", function()
     local r = fluence{ "graph" }

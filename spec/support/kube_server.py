@@ -163,24 +163,18 @@ class Handler(BaseHTTPRequestHandler):
                 for _ in range(16384):            # 1 GiB at most
                     self.wfile.write(frame)
                 return True
-            if mode == "drip":
+            if mode in ("drip", "stall"):
+                # a promised length, then a byte every 0.2 s, or ten and nothing
+                length, first, pause, more = (1000000, b" ", 0.2, True) if mode == "drip" else \
+                                             (1000, b'{"kind": "', 60, False)
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", "1000000")
+                self.send_header("Content-Length", str(length))
                 self.end_headers()
-                for _ in range(1000000):
-                    self.wfile.write(b" ")
+                for _ in range(length if more else 1):
+                    self.wfile.write(first)
                     self.wfile.flush()
-                    time.sleep(0.2)
-                return True
-            if mode == "stall":
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", "1000")
-                self.end_headers()
-                self.wfile.write(b'{"kind": "')
-                self.wfile.flush()
-                time.sleep(60)
+                    time.sleep(pause)
                 return True
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
             return True
