@@ -735,7 +735,7 @@ static int ini_get(const char *text, size_t len, const char *profile, int config
     return found;
 }
 
-/* A file's status for messages: "missing", "unreadable: ..." or "read". */
+/* A file's status for messages: "missing", why it could not be read, or "read". */
 static const char *file_status(int err)
 {
     return err == 0 ? "read" : err == ENOENT ? "missing" : err == ENODEV ? "not a regular file"

@@ -192,28 +192,38 @@ function M.candidates(ctx)
     return out, #notes > 0 and notes or nil
   end
 
+  -- The credentials (files in ~/.aws) are read only when a request will be
+  -- made: not for a list of ARNs that are all malformed.
+  local askable = {}
+  for _, arn in ipairs(order) do
+    local region, bad = M.arn_region(arn)
+    if region == nil then fail(arn, clean(nil, arn) .. ": " .. bad)
+    else askable[#askable + 1] = { arn = arn, region = region } end
+  end
+  if #askable == 0 then return finish() end
+
   local aws = api.aws
   local creds, why
   if not aws then why = "fluence.aws is not available in this build"
   else creds, why = aws.credentials() end
   if not creds then
-    for _, arn in ipairs(order) do results[arn] = { status = "UNKNOWN" } end
+    for _, a in ipairs(askable) do results[a.arn] = { status = "UNKNOWN" } end
     -- about the run, not this object: said once (the audit still has it)
     notes[#notes + 1] = { text = ("braket-live: %s; devices marked UNKNOWN"):format(clean(nil, why)), run = true }
     return finish()
   end
 
   local timeout = tonumber(opt(ctx, "braket_timeout", 10)) or 10
+  if not (timeout > 0) then timeout = 10 end       -- every request has a limit
   local attempts = math.max(1, math.floor(tonumber(opt(ctx, "braket_attempts", 4)) or 4))
   local backoff = tonumber(opt(ctx, "braket_backoff", 0.2)) or 0.2
   local endpoint = opt(ctx, "braket_endpoint", nil) or creds:endpoint("braket")
   local default_region = opt(ctx, "braket_region", nil) or creds:region()
 
   local pending = {}
-  for _, arn in ipairs(order) do
-    local region, bad = M.arn_region(arn)
-    if region == nil then fail(arn, clean(creds, arn) .. ": " .. bad)
-    elseif not region and not default_region then
+  for _, a in ipairs(askable) do
+    local arn, region = a.arn, a.region
+    if not region and not default_region then
       fail(arn, "no AWS region for a simulator ARN (set AWS_REGION, AWS_DEFAULT_REGION or region in ~/.aws/config)")
     else
       region = region or default_region

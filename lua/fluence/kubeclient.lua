@@ -14,6 +14,8 @@
 --       same retries and messages as client:request
 --   client:resource(apiVersion, kind) -> {group=, version=, resource=, namespaced=}
 --   client:path(apiVersion, kind, namespace, name) -> "/apis/.../name"
+--   kubeclient.check_ref(apiVersion, kind [, name [, namespace]]) -> nil | why
+--       (resource and path raise an INPUT error with it, before any request)
 --
 -- Kinds map to resources through a built-in table, else discovery
 -- (GET /api/v1, /apis/GROUP/VERSION), cached per client.
@@ -25,7 +27,12 @@ local http = require "fluence.http"
 
 local M = {}
 
-M.MAX_RETRIES = 5          -- on 429 Too Many Requests
+-- 429 Too Many Requests is asked again, waiting Retry-After (default 1 s,
+-- capped), at most MAX_RETRIES times, and only while the whole request -
+-- every attempt and every wait - stays within its timeout
+-- (--request-timeout): a server answering 429 forever costs one timeout,
+-- not several.
+M.MAX_RETRIES = 5
 M.MAX_RETRY_AFTER = 10     -- seconds: a longer Retry-After is capped
 
 -- group -> kind -> {resource, namespaced}; any version of the group.
@@ -93,9 +100,10 @@ M.query_string = query_string
 
 -- --request-timeout: seconds as a number, or a kubectl duration ("30s",
 -- "1m", "500ms", "1m30s", ".5s"); nil or 0 mean the default, 30 s.  The
--- command line (core/cli.c) has already refused anything else.
+-- command line (core/cli.c) has already refused anything else.  The second
+-- value says whether a timeout was given (not nil, not 0).
 function M.parse_timeout(v)
-  if v == nil then return 30 end
+  if v == nil then return 30, false end
   local n = tonumber(v)
   if not n and type(v) == "string" and v:match("^[%d%.hms]+$") then
     n = 0
@@ -113,7 +121,8 @@ function M.parse_timeout(v)
   if n > 1e9 then -- the HTTP binding takes at most 1e9 s (milliseconds must fit a long)
     errors.raise("USAGE", "--request-timeout: %q is more than 1000000000 seconds", tostring(v))
   end
-  return n == 0 and 30 or n
+  if n == 0 then return 30, false end
+  return n, true
 end
 
 local Client = {}
@@ -121,13 +130,16 @@ Client.__index = Client
 
 function M.new(o)
   o = o or {}
-  local ok, cfg = pcall(kube.load, { kubeconfig = o.kubeconfig, context = o.context, namespace = o.namespace })
+  local timeout, given = M.parse_timeout(o.timeout)
+  -- an exec credential plugin gets --request-timeout when one is given
+  -- (else kube.load's own limit, 60 s: a login may take a while)
+  local ok, cfg = pcall(kube.load, { kubeconfig = o.kubeconfig, context = o.context, namespace = o.namespace,
+                                     exec_timeout = given and timeout or nil })
   if not ok then
     if errors.is(cfg) then error(cfg, 0) end
     cluster_error("cluster: " .. tostring(cfg))
   end
   local info = cfg:info()
-  local timeout = M.parse_timeout(o.timeout)
   return setmetatable({
     cfg = cfg, info = info, namespace = info.namespace, context = info.context,
     server = info.server, user = info.user, auth = info.auth,
@@ -161,6 +173,7 @@ local function failure(self, method, path, r, decoded)
   end
   local text = ("cluster: %s (HTTP %d %s)"):format(msg, code, REASONS[code] or "")
   text = text:gsub(" %)$", ")")
+  if r.gave_up then text = text .. "; " .. r.gave_up end
   if code == 401 then
     text = text .. ("; the server rejected the credentials of user %s (context %s, %s)")
       :format(sys.quote(self.user or ""), sys.quote(self.context or ""), self.auth or "none")
@@ -198,9 +211,45 @@ local function check_kind(self, method, path, r)
   end
 end
 
+-- When a request that starts now must be done: its attempts and waits all
+-- fit in self.timeout.
+local function deadline_of(self) return sys.monotonic() + self.timeout end
+
+-- req's time for its next attempt: what is left of the request's.
+local function with_time_left(self, req, deadline)
+  local left = math.max(deadline - sys.monotonic(), 0.001)
+  req.timeout = left
+  req.connect_timeout = math.min(self.connect_timeout, left)
+  return req
+end
+
+-- Seconds a 429 asks to wait: Retry-After in seconds (default 1), within
+-- 0..MAX_RETRY_AFTER.  (An HTTP date, or garbage, counts as absent.)
+local function retry_after(v)
+  local n = type(v) == "string" and v:match("^%s*(%d+%.?%d*)%s*$") and tonumber(v) or 1
+  return math.max(0, math.min(n, M.MAX_RETRY_AFTER))
+end
+
+-- Why a 429 is not asked again (nil: it is): the retries spent, or a wait
+-- that would end past the request's deadline.
+local function no_retry(self, tries, wait, deadline)
+  if tries >= M.MAX_RETRIES then
+    return ("gave up after %d attempts"):format(tries + 1)
+  end
+  if sys.monotonic() + wait >= deadline then
+    return ("gave up after %d attempt%s: %s s more would pass --request-timeout (%s s)")
+      :format(tries + 1, tries == 0 and "" or "s", M.num(wait), M.num(self.timeout))
+  end
+end
+
+function M.num(v)
+  if v == math.floor(v) and math.abs(v) < 1e15 then return ("%d"):format(v) end
+  return ("%.3g"):format(v)
+end
+
 -- One raw answer (or transport error) -> "retry", seconds | status, decoded,
 -- headers; raises the CLUSTER error a failure is.
-local function answer(self, method, path, r, err, tries)
+local function answer(self, method, path, r, err, tries, deadline)
   if r then
     require("fluence.log").v(2, "HTTP %s %s%s -> %d (%.0f ms)", method, self.server or "", path,
                              r.status, (r.time or 0) * 1000)
@@ -208,9 +257,10 @@ local function answer(self, method, path, r, err, tries)
   if not r then
     cluster_error(("cluster: %s (context %s)"):format(err, sys.quote(self.context or "")), { network = true })
   end
-  if r.status == 429 and tries < M.MAX_RETRIES then
-    local wait = tonumber(r.headers["retry-after"]) or 1
-    return "retry", math.max(0, math.min(wait, M.MAX_RETRY_AFTER))
+  if r.status == 429 then
+    local wait = retry_after(r.headers["retry-after"])
+    r.gave_up = no_retry(self, tries, wait, deadline)
+    if not r.gave_up then return "retry", wait end
   end
   if r.status < 400 then check_kind(self, method, path, r) end
   local decoded
@@ -222,53 +272,55 @@ local function answer(self, method, path, r, err, tries)
   return r.status, decoded, r.headers
 end
 
-function Client:request(method, path, body, content_type, query)
-  local req = raw_request(self, method, path, body, content_type, query)
-  local tries = 0
+-- One request to completion: attempts (429 asked again) within the deadline.
+-- text: a successful answer's body as text, not decoded.
+local function perform(self, method, path, req, text)
+  local deadline, tries = deadline_of(self), 0
   while true do
-    local r, err = self.cfg:request(req)
-    local status, decoded, headers = answer(self, method, path, r, err, tries)
+    local r, err = self.cfg:request(with_time_left(self, req, deadline))
+    if text and r and r.status < 400 and r.status ~= 429 then
+      require("fluence.log").v(2, "HTTP %s %s%s -> %d (%.0f ms)", method, self.server or "", path,
+                               r.status, (r.time or 0) * 1000)
+      check_kind(self, method, path, r)
+      return r.status, r.body, r.headers
+    end
+    local status, decoded, headers = answer(self, method, path, r, err, tries, deadline)
     if status ~= "retry" then return status, decoded, headers end
     tries = tries + 1
     kube.sleep(decoded)
   end
 end
 
+function Client:request(method, path, body, content_type, query)
+  return perform(self, method, path, raw_request(self, method, path, body, content_type, query))
+end
+
 -- Like request, but the answer's body is returned as text, not decoded
 -- (fluence.kubelists reads large lists straight from it).
 function Client:request_text(method, path, query)
-  local req = raw_request(self, method, path, nil, nil, query)
-  local tries = 0
-  while true do
-    local r, err = self.cfg:request(req)
-    if r and r.status < 400 and r.status ~= 429 then
-      require("fluence.log").v(2, "HTTP %s %s%s -> %d (%.0f ms)", method, self.server or "", path,
-                               r.status, (r.time or 0) * 1000)
-      check_kind(self, method, path, r)
-      return r.status, r.body, r.headers
-    end
-    local status, wait = answer(self, method, path, r, err, tries)
-    if status ~= "retry" then return status, wait end
-    tries = tries + 1
-    kube.sleep(wait)
-  end
+  return perform(self, method, path, raw_request(self, method, path, nil, nil, query), true)
 end
 
 -- items: { {client, method, path, body, content_type, query, text = bool,
 --            max_body = bytes}, ... }
 -- (text: keep the body as text; max_body: refuse a larger answer).  Each result is {status =, body =, headers =}
 -- or {error = <CLUSTER error>}; answers of 429 are asked again (all of them
--- after the longest Retry-After), up to MAX_RETRIES times.
+-- after the longest Retry-After), as client:request does: each item within
+-- its own client's timeout, counted from the first attempt.
 function M.request_many(items)
-  local results, pending, tries = {}, {}, {}
-  for i = 1, #items do pending[#pending + 1] = i; tries[i] = 0 end
+  local results, pending, tries, deadlines = {}, {}, {}, {}
+  for i = 1, #items do
+    pending[#pending + 1] = i
+    tries[i] = 0
+    deadlines[i] = deadline_of(items[i][1])
+  end
   while #pending > 0 do
     local batch = {}
     for k, i in ipairs(pending) do
       local it = items[i]
       local req = raw_request(it[1], it[2], it[3], it[4], it[5], it[6])
       req.max_body = it.max_body
-      batch[k] = { it[1].cfg, req }
+      batch[k] = { it[1].cfg, with_time_left(it[1], req, deadlines[i]) }
     end
     local answers = kube.request_many(batch)
     local again, wait = {}, 0
@@ -281,7 +333,8 @@ function M.request_many(items)
         ok, status = pcall(check_kind, it[1], it[2], it[3], r)
         if ok then status, body, headers = r.status, r.body, r.headers end
       else
-        ok, status, body, headers = pcall(answer, it[1], it[2], it[3], r.status and r or nil, r.error, tries[i])
+        ok, status, body, headers = pcall(answer, it[1], it[2], it[3], r.status and r or nil, r.error, tries[i],
+                                          deadlines[i])
       end
       if not ok then
         results[i] = { error = errors.is(status) and status or errors.new("CLUSTER", tostring(status)) }
@@ -306,12 +359,84 @@ local function split_api_version(av)
 end
 M.split_api_version = split_api_version
 
+-- ------------------------------------------------ names that become paths
+-- An object's apiVersion, kind, namespace and name become the path of a
+-- request: they are checked against what Kubernetes allows before any
+-- request is made, so that apiVersion "../../api/v1/namespaces/kube-system/
+-- secrets/victim#" cannot send a PATCH (or a discovery GET) elsewhere.
+
+-- a DNS-1123 label (namespaces, each part of a group): [a-z0-9-], 63 at
+-- most, starting and ending with a letter or digit
+local function dns1123_label(s)
+  return #s >= 1 and #s <= 63 and s:match("^[a-z0-9][-a-z0-9]*$") ~= nil and s:sub(-1):match("[a-z0-9]") ~= nil
+end
+
+-- a DNS-1123 subdomain (API groups): labels joined by ".", 253 at most
+local function dns1123_subdomain(s)
+  if #s < 1 or #s > 253 then return false end
+  for label in (s .. "."):gmatch("([^.]*)%.") do
+    if not dns1123_label(label) then return false end
+  end
+  return true
+end
+
+-- a DNS-1035 label (versions; kinds, lowercased): as 1123, starting with a letter
+local function dns1035_label(s)
+  return dns1123_label(s) and s:match("^[a-z]") ~= nil
+end
+
+-- a value as a message shows it: quoted, control and non-ASCII bytes
+-- escaped (it came from a file), a long one cut
+local function shown(v)
+  v = tostring(v)
+  if #v > 80 then v = v:sub(1, 60) .. "..." end
+  return '"' .. v:gsub('[%c"\\\127-\255]', function(c) return ("\\x%02x"):format(c:byte()) end) .. '"'
+end
+M.shown = shown
+
+-- nil, or why the object reference cannot be made a request path.  name and
+-- namespace are optional (a collection, a cluster-scoped kind).
+function M.check_ref(api_version, kind, name, namespace)
+  if type(api_version) ~= "string" or api_version == "" or type(kind) ~= "string" or kind == "" then
+    return "object without apiVersion or kind"
+  end
+  local group, version = api_version:match("^([^/]*)/([^/]*)$")
+  if not group then
+    if api_version:find("/", 1, true) then
+      return ("apiVersion %s is not GROUP/VERSION or VERSION"):format(shown(api_version))
+    end
+    version = api_version
+  elseif not dns1123_subdomain(group) then
+    return ("apiVersion %s: the group %s is not a DNS subdomain (lowercase letters, digits, '-' and '.')")
+      :format(shown(api_version), shown(group))
+  end
+  if not dns1035_label(version) then
+    return ("apiVersion %s: the version %s is not a DNS label (lowercase letters, digits and '-', " ..
+            "starting with a letter)"):format(shown(api_version), shown(version))
+  end
+  if #kind > 63 or not kind:match("^[A-Za-z][-A-Za-z0-9]*$") or kind:sub(-1) == "-" then
+    return ("kind %s is not a kind (letters, digits and '-', starting with a letter)"):format(shown(kind))
+  end
+  if namespace ~= nil and (type(namespace) ~= "string" or not dns1123_label(namespace)) then
+    return ("metadata.namespace %s is not a namespace name (a DNS label)"):format(shown(namespace))
+  end
+  if name ~= nil then
+    -- what the API server refuses in any name that is a path segment
+    if type(name) ~= "string" or name == "" or name == "." or name == ".." or name:find("[/%%]") then
+      return ("metadata.name %s cannot be a name (not empty, \".\" or \"..\", no '/' or '%%')"):format(shown(name))
+    end
+  end
+end
+
+local function check_ref(...)
+  local why = M.check_ref(...)
+  if why then errors.raise("INPUT", "%s", why) end
+end
+
 -- {group, version, resource, namespaced} for a kind, or raises.
 function Client:resource(api_version, kind)
+  check_ref(api_version, kind)
   local group, version = split_api_version(api_version)
-  if not version or version == "" or not kind or kind == "" then
-    errors.raise("INPUT", "object without apiVersion or kind")
-  end
   local b = BUILTIN[group] and BUILTIN[group][kind]
   if b then return { group = group, version = version, resource = b[1], namespaced = b[2] } end
   local gv = group == "" and version or (group .. "/" .. version)
@@ -329,7 +454,9 @@ function Client:resource(api_version, kind)
     self.discovery[gv] = list
   end
   for _, r in ipairs(list) do
-    if r.kind == kind and type(r.name) == "string" and not r.name:find("/", 1, true) then
+    -- a resource name from the server goes into paths too: a plain segment
+    if r.kind == kind and type(r.name) == "string" and r.name ~= "" and r.name ~= "." and r.name ~= ".."
+       and not r.name:find("[/%%?#]") then
       return { group = group, version = version, resource = r.name, namespaced = r.namespaced and true or false }
     end
   end
@@ -338,6 +465,7 @@ end
 
 -- The collection path (name nil) or the object path.
 function Client:path(api_version, kind, namespace, name)
+  check_ref(api_version, kind, name, namespace)
   local r = self:resource(api_version, kind)
   local base = r.group == "" and ("/api/" .. r.version) or ("/apis/" .. r.group .. "/" .. r.version)
   if r.namespaced then base = base .. "/namespaces/" .. urlencode(namespace or self.namespace) end

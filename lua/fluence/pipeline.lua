@@ -279,6 +279,7 @@ function pipeline.compile(text, opts)
     end
     self.stages[#self.stages + 1] = {
       text = st.text, word = st.word, head = entry.name, suffix = suffix, pos = st.pos,
+      dropped_by = ("dropped by %s"):format(policy_lib.brief(st.text)),   -- the reason a plugin did not give
       tolerance = st.tolerance, args = st.args, origin = entry.origin,
       fn = fn, reads = set,
       call = { kind = "policy", name = entry.name, file = entry.origin, phase = "stage", budget = self.budget,
@@ -358,7 +359,7 @@ function Pipeline:run(backends, request)
     -- out is read raw: a plugin's metamethods must not run outside its
     -- budget; order_changed: the kept backends are not in their input order
     local next_pool, changed, next_input, next_index =
-      sandbox.stage_collect(out, pool, input, index, rec.kept, reasons, ("dropped by %s"):format(st.text),
+      sandbox.stage_collect(out, pool, input, index, rec.kept, reasons, st.dropped_by,
                             rec.dropped, result.dropped)
     if not next_pool then
       return failed(("policy %q (%s): returned %s")
