@@ -93,14 +93,19 @@ static char *xstrdup(lua_State *L, const char *s)
     return p;
 }
 
-/* Reads a whole file (readfile.h: the size limit; every copy wiped) into a
- * malloc'd NUL-terminated buffer, or NULL + errno. */
-static char *read_all(const char *path, size_t *lenp)
+/* [-0, +(0|1)]  Reads a whole file (readfile.h: a regular file, within the
+ * size limit; every copy wiped) into a malloc'd NUL-terminated buffer.  On
+ * failure: NULL, errno set, and "PATH: reason" pushed. */
+static char *read_all(lua_State *L, const char *path, size_t *lenp)
 {
-    char *buf;
+    char *buf, why[FLUENCE_READ_WHY];
     size_t len;
-    int err = fluence_readfile(path, FLUENCE_READ_LIMIT, FLUENCE_READ_SECRET | FLUENCE_READ_REGULAR, &buf, &len);
-    if (err) { errno = err; return NULL; }
+    int err = fluence_readfile(path, FLUENCE_READ_LIMIT, FLUENCE_READ_SECRET | FLUENCE_READ_REGULAR, &buf, &len, why);
+    if (err) {
+        fluence_push_read_error(L, path, why);
+        errno = err;
+        return NULL;
+    }
     if (lenp) *lenp = len;
     return buf;
 }
@@ -166,11 +171,10 @@ static const char *push_where(lua_State *L, int w, const char *key)
  * input (a file the kubeconfig names), else a plain one. */
 static char *read_secret(lua_State *L, const char *path, const char *what, int input)
 {
-    char *s = read_all(path, NULL);
+    char *s = read_all(L, path, NULL);
     if (!s) {
-        int err = errno;
         lua_pushfstring(L, "%s ", what);
-        fluence_push_read_error(L, path, err, FLUENCE_READ_LIMIT);
+        lua_insert(L, -2);
         lua_concat(L, 2);
         if (input) input_error(L);
         lua_error(L);
@@ -293,11 +297,9 @@ static void merge_doc(lua_State *L, int m, const char *path)
 static void load_file(lua_State *L, int m, const char *path, int must_exist, int *nfiles)
 {
     size_t len;
-    char *text = read_all(path, &len);
+    char *text = read_all(L, path, &len);
     if (!text) {
-        int err = errno;
-        if (!must_exist && err == ENOENT) return;
-        fluence_push_read_error(L, path, err, FLUENCE_READ_LIMIT);
+        if (!must_exist && errno == ENOENT) { lua_pop(L, 1); return; }
         lua_pushliteral(L, " (a kubeconfig)");
         lua_concat(L, 2);
         input_error(L);
@@ -651,12 +653,11 @@ static char *material(lua_State *L, int w, int t, const char *key, const char *e
     if (!f) return NULL;
     lua_getfield(L, w, "dir");
     const char *path = push_resolved(L, lua_tostring(L, -1), f);
-    char *v = read_all(path, NULL);
+    char *v = read_all(L, path, NULL);
     if (!v) {
-        int err = errno;
         push_where(L, w, key);
         lua_pushfstring(L, ": %s: %s ", entry, key);
-        fluence_push_read_error(L, path, err, FLUENCE_READ_LIMIT);
+        lua_rotate(L, -3, 2);                       /* where, ": entry: key ", "path: why" */
         lua_concat(L, 3);
         input_error(L);
     }
@@ -679,18 +680,18 @@ static void load_in_cluster(lua_State *L, struct config *c, const char *ns)
     lua_pushfstring(L, "%s/token", dir);
     c->token = read_secret(L, lua_tostring(L, -1), "service account token", 0);
     lua_pushfstring(L, "%s/ca.crt", dir);
-    if (!(c->ca_pem = read_all(lua_tostring(L, -1), NULL))) {
-        int err = errno;
+    if (!(c->ca_pem = read_all(L, lua_tostring(L, -1), NULL))) {
         lua_pushliteral(L, "service account CA ");
-        fluence_push_read_error(L, lua_tostring(L, -2), err, FLUENCE_READ_LIMIT);
+        lua_insert(L, -2);
         lua_concat(L, 2);
         lua_error(L);
     }
     if (ns) set_str(L, &c->namespace, ns);
     else {
         lua_pushfstring(L, "%s/namespace", dir);
-        char *n = read_all(lua_tostring(L, -1), NULL);
-        if (n) {
+        char *n = read_all(L, lua_tostring(L, -1), NULL);
+        if (!n) lua_pop(L, 1);                      /* none: "default" */
+        else {
             n[strcspn(n, " \r\n\t")] = 0;
             if (*n) { free(c->namespace); c->namespace = n; } else free(n);
         }
