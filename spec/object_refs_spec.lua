@@ -37,8 +37,10 @@ describe("kubeclient.check_ref", function()
       { { "v1", "Pod", "a/b" }, 'metadata%.name "a/b" cannot be a name' },
       { { "v1", "Pod", "%2e%2e" }, 'metadata%.name "%%2e%%2e" cannot be a name' },
       { { "v1", "Pod", "p", "../kube-system" }, 'metadata%.namespace "%.%./kube%-system" is not a namespace' },
-      { { "v1", "Pod", "p", "Kube\nSystem" }, 'metadata%.namespace "Kube\\x0aSystem"' },
+      { { "v1", "Pod", "p", "Kube\nSystem" }, 'metadata%.namespace "Kube\\nSystem" is not' },
       { { "v1", "" }, "object without apiVersion or kind" },
+      -- a long value by its start (errors.brief), quoted as Go's %q
+      { { "v1", ("K"):rep(1000) }, '^kind "' .. ("K"):rep(60) .. '%.%.%. %(1000 bytes%)" is not a kind' },
     }
     for _, c in ipairs(cases) do
       local why = kubeclient.check_ref(table.unpack(c[1]))

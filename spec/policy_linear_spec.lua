@@ -122,10 +122,47 @@ describe("drop reasons quote a long stage briefly", function()
   end)
 
   it("never cuts a UTF-8 character", function()
-    local brief = require("fluence.policy_lib").brief
+    local brief = require("fluence.errors").brief
     local s = ("é"):rep(100)
     local b = brief(s)
     assert.is_true(utf8.len(b) ~= nil, b)
     assert.are.equal(("é"):rep(30) .. "... (200 bytes)", b)
+  end)
+end)
+
+-- The messages on stderr too (errors.brief): a 1 MB policy made the
+-- "selected backend" line 1 MB long.
+describe("messages quote a long policy briefly", function()
+  local cli = require "support.cli"
+  local ATTRS = root .. "/examples/quickstart/attributes.yaml"
+  after_each(cli.cleanup)
+
+  local function select(policy)
+    local dir = cli.tmpdir()
+    return cli.run{ "select", "-f", cli.write(dir .. "/pod.yaml", cli.POD:format(policy)), "--attributes", ATTRS,
+                    "--offline" }
+  end
+
+  local long = list(5000, function(i) return "absent" .. i end, "|")
+
+  it("the selected backend line", function()
+    local policy = "prefer:" .. long .. "|gpu-l4,min-cost"
+    local r = select(policy)
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal(('selected backend "gpu-l4" for Pod/p (policy "%s... (%d bytes)")'):format(policy:sub(1, 60), #policy),
+                     r.err:match("selected backend [^\n]*"))
+    assert.is_true(#r.err < 1000, #r.err .. " bytes on stderr")
+    -- the manifest's audit records the policy whole
+    assert.is_not_nil(r.out:find(long, 1, true))
+  end)
+
+  it("a stage that eliminated every candidate", function()
+    local stage = "exclude:gpu-l4|gpu-a100|gpu-t4|" .. long
+    local r = select(stage .. ",min-cost")
+    assert.are.equal(1, r.code, r.err)
+    assert.are.equal("", r.out)
+    assert.matches(('policy "%s%%.%%.%%. %%(%d bytes%%)" eliminated all candidates'):format(
+                     stage:sub(1, 60):gsub("%p", "%%%0"), #stage), r.err)
+    assert.is_true(#r.err < 1000, #r.err .. " bytes on stderr")
   end)
 end)

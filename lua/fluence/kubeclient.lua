@@ -385,14 +385,11 @@ local function dns1035_label(s)
   return dns1123_label(s) and s:match("^[a-z]") ~= nil
 end
 
--- a value as a message shows it: quoted, control and non-ASCII bytes
--- escaped (it came from a file), a long one cut
+-- a value as a message shows it: quoted as Go's %q (it came from a file),
+-- a long one by its start
 local function shown(v)
-  v = tostring(v)
-  if #v > 80 then v = v:sub(1, 60) .. "..." end
-  return '"' .. v:gsub('[%c"\\\127-\255]', function(c) return ("\\x%02x"):format(c:byte()) end) .. '"'
+  return sys.quote(errors.brief(v))
 end
-M.shown = shown
 
 -- nil, or why the object reference cannot be made a request path.  name and
 -- namespace are optional (a collection, a cluster-scoped kind).

@@ -19,6 +19,7 @@
 -- where band = { value = N, relative = bool, text = "5%" | "0.05" }.
 local policy_lib = {}
 local by_keys = require("fluence.order").by_keys
+local brief = require("fluence.errors").brief
 
 -- What the Go client's --cost-tol applies to: the cost and queue rankers.
 policy_lib.COST_TOL_ATTRS = { cost_usd = true, queue_size = true }
@@ -44,19 +45,6 @@ function policy_lib.band(v, num)
 end
 
 local NUMERIC = { ["<"] = true, ["<="] = true, [">"] = true, [">="] = true }
-
--- A policy text as a drop reason quotes it: whole up to 80 bytes, else its
--- first 60 (never half a UTF-8 character) and its length.  A reason is
--- given to every backend a stage drops: quoting a 1 MB stage whole in each
--- made output and audit grow with backends x policy length.
-local BRIEF_MAX, BRIEF_CUT = 80, 60
-function policy_lib.brief(text)
-  text = tostring(text)
-  if #text <= BRIEF_MAX then return text end
-  local cut = BRIEF_CUT
-  while cut > 1 and (text:byte(cut + 1) or 0) & 0xC0 == 0x80 do cut = cut - 1 end
-  return ("%s... (%d bytes)"):format(text:sub(1, cut), #text)
-end
 
 -- f(v) remembered per distinct value: a pool of 10,000 backends has few
 -- distinct values, and formatting each reason again was most of a stage.
@@ -104,7 +92,7 @@ function policy_lib.extend(ctx, host)
   end
   ctx.reason = reason
 
-  ctx.brief = policy_lib.brief
+  ctx.brief = brief           -- errors.brief: a long policy text quoted by its start
 
   -- an attribute value as a reason shows it: 24, 0.3, "ONLINE"
   function ctx.value(v)
@@ -155,7 +143,7 @@ function policy_lib.extend(ctx, host)
       if not vals[1].number then ctx.error(("bad number %q"):format(vals[1].value), vals[1].pos) end
     end
     local n = vals[1].number
-    local wants = go and (op .. " " .. num(n)) or (op .. " " .. policy_lib.brief(item.text:match("[=<>!]+%s*(.*)$")))
+    local wants = go and (op .. " " .. num(n)) or (op .. " " .. brief(item.text:match("[=<>!]+%s*(.*)$")))
     local numeric, eq = NUMERIC[op], op == "="
     local missing = reason.missing(attr)
     local wants_reason = memo(function(v) return reason.wants(attr, v, wants) end)

@@ -701,8 +701,9 @@ local function report(rec, said, cluster)
     end
   end
   local on = rec.context and (" on context %s"):format(quote(rec.context)) or ""
+  -- the policy quoted briefly (errors.brief): a 1 MB policy is not a 1 MB line
   lines[#lines + 1] = ("selected backend %s%s for %s (policy %s)\n"):format(quote(rec.chosen), on, describe(rec.object),
-                                                                          quote(rec.pipeline.text))
+                                                                          quote(errors.brief(rec.pipeline.text)))
   -- what follows depends on the decision alone: made once for all the
   -- objects that share it
   local tail = d.report_tail
