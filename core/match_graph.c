@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "escape.h"
 #include "match.h"
 
 /* ------------------------------------------------------------ string pool */
@@ -897,6 +898,15 @@ static bool path_child(const mgraph *g, uint32_t a, uint32_t b)
     return path_ancestor(g, a, b) && !strchr(pb + strlen(pa) + 1, '/');
 }
 
+/* Vertex v's name as a message shows it: a name from the file, its control
+ * characters escaped (escape.h), so one message stays one line. */
+static const char *vname(char *buf, size_t cap, const mgraph *g, uint32_t v)
+{
+    const char *s = g->str + g->v[v].name;
+    fluence_escape_into(buf, cap, s, strlen(s), 0);
+    return buf;
+}
+
 /* Fluxion keeps a vertex's out-edges in a map keyed by the target's uniq_id:
  * a second containment edge from one vertex to the same uniq_id (the same
  * edge twice, or two children sharing a uniq_id) fails to load there. */
@@ -919,8 +929,9 @@ static int check_outedges(const mgraph *g, const jedge *edges, size_t nedges, ch
         while (slot[j] != (uint32_t)-1) {
             const jedge *o = &edges[slot[j]];
             if (o->src == a && g->v[o->tgt].uniq_id == u) {
+                char n1[128], n2[128];
                 snprintf(err, errlen, " error inserting an edge to outedge metadata map: %s -> %s",
-                         g->str + g->v[a].name, g->str + g->v[edges[i].tgt].name);
+                         vname(n1, sizeof n1, g, a), vname(n2, sizeof n2, g, edges[i].tgt));
                 rc = -1;
                 break;
             }
@@ -1032,8 +1043,10 @@ static int link_edges(mgraph *g, jedge *edges, size_t nedges, char *err, size_t 
             }
             uint32_t c = g->children[x->child0 + next[v]++];
             if (color[c] == 1) {
-                snprintf(err, errlen, " containment cycle: %s -> %s, but %s contains %s",
-                         g->str + x->name, g->str + g->v[c].name, g->str + g->v[c].name, g->str + x->name);
+                char n1[128], n2[128];
+                vname(n1, sizeof n1, g, v);
+                vname(n2, sizeof n2, g, c);
+                snprintf(err, errlen, " containment cycle: %s -> %s, but %s contains %s", n1, n2, n2, n1);
                 rc = -1;
             } else if (color[c] == 0) {
                 if (sp >= 4096) {

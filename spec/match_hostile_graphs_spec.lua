@@ -51,6 +51,14 @@ describe("JGF containment cycles", function()
     assert.matches("^g%.json: containment cycle: ", err)
   end)
 
+  it("names the vertices escaped: one message, one line", function()
+    local xy = { { "3", "node", "x\nfluence: forged", "/c0/x" }, { "4", "node", "y\27[2J", "/c0/y" } }
+    local g, err = match.load_jgf(jgf(xy, { { "3", "4" }, { "4", "3" } }), "g.json")
+    assert.is_nil(g)
+    assert.are.equal("g.json: containment cycle: y\\x1b[2J -> x\\nfluence: forged, but x\\nfluence: forged " ..
+                     "contains y\\x1b[2J", err)
+  end)
+
   it("edges back to an ancestor are not cycles (Fluence writes both directions)", function()
     local g = assert(match.load_jgf(jgf(XY, { { "0", "3" }, { "3", "0" }, { "0", "4" }, { "4", "0" } }), "g.json"))
     assert.are.equal(5, g:stats().vertices)
@@ -82,5 +90,27 @@ describe("JGF containment cycles", function()
                                                 "    attributes: {cost_usd: 1}\n")
       refused(cli.run{ "select", "-f", m, "--attributes", own, "--offline" })
     end)
+  end)
+end)
+
+-- A graph file is read whole when it is not a regular file (or for
+-- Fluxion's own reader): within the manifest limit (core/readfile.h), as
+-- any outside file; it was read without one (/dev/zero: "not enough memory").
+describe("a graph file that does not end, or comes from a pipe", function()
+  it("/dev/zero is refused at the limit, named", function()
+    local r = cli.run{ "match", "--graph", "/dev/zero", stdin = "", env = { FLUENCE_MAX_INPUT = "1000000" } }
+    assert.are.equal(3, r.code, r.err)
+    assert.are.equal("", r.out)
+    assert.are.equal("fluence: /dev/zero: larger than 1000000 bytes (FLUENCE_MAX_INPUT sets the limit in bytes)\n", r.err)
+  end)
+
+  it("<(...) is read as the file itself", function()
+    local d = cli.root .. "/spec/fixtures/match-regressions/sizes-past-2-32-first"
+    local script = cli.slurp(d .. "/commands.in")
+    local want = cli.slurp(d .. "/expected.out")
+    local r = cli.run{ bin = "bash", valgrind = false, stdin = script, cwd = d,
+                       "-c", 'exec "$0" match --graph <(cat graph.json)', cli.bin }
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal(want, r.out)
   end)
 end)

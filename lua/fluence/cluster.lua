@@ -198,9 +198,9 @@ function M.saturation_note(c, now)
   if #names == 0 then return nil end
   table.sort(names)
   local shown = #names > 5 and { table.unpack(names, 1, 5) } or names
-  return ("context %q: quantities past 2^63-1 on node%s %s%s were taken as 9223372036854775807 (saturated, " ..
-          "as the API server's arithmetic does)"):format(M.name(c), #names == 1 and "" or "s",
-          table.concat(shown, ", "), #names > 5 and (" and %d more"):format(#names - 5) or "")
+  return errors.format("context %q: quantities past 2^63-1 on node%s %s%s were taken as 9223372036854775807 " ..
+                       "(saturated, as the API server's arithmetic does)", M.name(c), #names == 1 and "" or "s",
+                       table.concat(shown, ", "), #names > 5 and (" and %d more"):format(#names - 5) or "")
 end
 
 -- ---------------------------------------------------------------- graphs
