@@ -88,7 +88,7 @@ static const struct option options[] = {
     {"provider", 0, VALUE, 1, V_SELECTING, "NAME", "also consult this provider; repeatable"},
     {"provider-dir", 0, VALUE, 1, V_SELECTING | V_PROVIDERS | V_COMPLETION | V_PLUGINS, "DIR", "extra directory of provider plugins (searched first); repeatable"},
     {"recursive", 'R', FLAG, 0, V_SELECTING | V_JOBSPEC, NULL, "descend into directories given with -f"},
-    {"request-timeout", 0, VALUE, 0, V_SELECTING | V_GRAPH, "SECONDS", "time limit of each cluster request, retries included (default 30)"},
+    {"request-timeout", 0, VALUE, 0, V_SELECTING | V_GRAPH, "SECONDS", "time limit of each request to a cluster or AWS, retries included (default 30)"},
     {"require-offerings", 0, FLAG, 0, V_SELECTING, NULL, "fail when the cluster's offerings cannot be read"},
     {"verbose", 'v', COUNT, 0, V_ALL, NULL, "more detail on stderr (repeat for more)"},
 };

@@ -6,11 +6,13 @@
 -- the slowest answer), each call signed with SigV4 by fluence.aws (C) and
 -- bounded by a timeout.  Throttling (429, ThrottlingException) and server
 -- errors (5xx) are retried, only for the devices that failed, with
--- exponential backoff and jitter, a bounded number of times.
+-- exponential backoff and jitter, a bounded number of times - and all of
+-- it, every round and every wait, within --request-timeout
+-- (api.http.budget: the retry policy of the Kubernetes client too).
 --
 -- Options (ctx.options, "_" or "-" spelling): braket_endpoint (URL),
 -- braket_region (for simulator ARNs, instead of the configured region),
--- braket_timeout (seconds per call, 10), braket_attempts (4),
+-- braket_timeout (seconds per call at most, 10), braket_attempts (4),
 -- braket_backoff (first retry delay in seconds, 0.2).
 --
 -- A device that cannot be read becomes { status = "UNKNOWN" } and the reason
@@ -220,6 +222,8 @@ function M.candidates(ctx)
   local endpoint = opt(ctx, "braket_endpoint", nil) or creds:endpoint("braket")
   local default_region = opt(ctx, "braket_region", nil) or creds:region()
 
+  -- the time of all the calls, their retries and waits: --request-timeout
+  local budget = api.http.budget()
   local pending = {}
   for _, a in ipairs(askable) do
     local arn, region = a.arn, a.region
@@ -239,8 +243,8 @@ function M.candidates(ctx)
       local ok, headers = pcall(aws.sign, creds, { method = "GET", url = d.url, region = d.region, service = "braket" })
       if not ok then headers = {} d.sign_error = clean(creds, headers) end
       headers.Accept = "application/json"
-      reqs[i] = { url = d.url, method = "GET", headers = headers, timeout = timeout,
-                  connect_timeout = math.min(timeout, 5) }
+      local t = budget:attempt(timeout)
+      reqs[i] = { url = d.url, method = "GET", headers = headers, timeout = t, connect_timeout = math.min(t, 5) }
     end
     local resps = api.http.request_many(reqs, { max_parallel = math.min(#reqs, 100) })
     local retry, wait = {}, 0
@@ -254,6 +258,7 @@ function M.candidates(ctx)
         d.last = "request failed: " .. clean(creds, r.error)
         if again and not is_timeout(r.error) then retry[#retry + 1] = d
         else fail(d.arn, d.last .. (d.tries > 1 and (" (after %d attempts)"):format(d.tries) or "")) end
+        d.text = d.last
       elseif r.status == 200 then
         local doc, err = json.decode(r.body or "", "GetDevice answer")
         if type(doc) ~= "table" then
@@ -274,6 +279,7 @@ function M.candidates(ctx)
                                                   d.tries > 1 and (", after %d attempts"):format(d.tries) or "")
         if retryable and again then
           retry[#retry + 1] = d
+          d.text = text
           local ra = tonumber(r.headers and r.headers["retry-after"])
           if ra and ra > wait then wait = math.min(ra, 5) end
         else
@@ -282,7 +288,17 @@ function M.candidates(ctx)
       end
     end
     pending = retry
-    if #pending > 0 then aws.backoff(round, backoff, 5, wait) end
+    if #pending > 0 then
+      -- asked again only when the longest wait backoff may make still ends
+      -- within the budget; else each says why not
+      local gave_up = budget:gave_up(round, attempts, math.max(math.min(backoff * 2 ^ (round - 1), 5), wait))
+      if gave_up then
+        for _, d in ipairs(pending) do fail(d.arn, d.text .. "; " .. gave_up) end
+        pending = {}
+      else
+        aws.backoff(round, backoff, 5, wait)
+      end
+    end
   end
   return finish()
 end

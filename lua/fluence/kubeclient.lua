@@ -24,14 +24,15 @@ local json = require "fluence.json"
 local errors = require "fluence.errors"
 local sys = require "fluence.sys"
 local http = require "fluence.http"
+local retry = require "fluence.retry"
 
 local M = {}
 
 -- 429 Too Many Requests is asked again, waiting Retry-After (default 1 s,
 -- capped), at most MAX_RETRIES times, and only while the whole request -
 -- every attempt and every wait - stays within its timeout
--- (--request-timeout): a server answering 429 forever costs one timeout,
--- not several.
+-- (--request-timeout, retry.lua): a server answering 429 forever costs one
+-- timeout, not several.
 M.MAX_RETRIES = 5
 M.MAX_RETRY_AFTER = 10     -- seconds: a longer Retry-After is capped
 
@@ -98,32 +99,8 @@ local function query_string(q)
 end
 M.query_string = query_string
 
--- --request-timeout: seconds as a number, or a kubectl duration ("30s",
--- "1m", "500ms", "1m30s", ".5s"); nil or 0 mean the default, 30 s.  The
--- command line (core/cli.c) has already refused anything else.  The second
--- value says whether a timeout was given (not nil, not 0).
-function M.parse_timeout(v)
-  if v == nil then return 30, false end
-  local n = tonumber(v)
-  if not n and type(v) == "string" and v:match("^[%d%.hms]+$") then
-    n = 0
-    local rest = v:gsub("([%d%.]+)(m?s?h?)", function(num, unit)
-      local f = ({ h = 3600, m = 60, s = 1, ms = 0.001 })[unit]
-      if not f or not tonumber(num) then return nil end
-      n = n + tonumber(num) * f
-      return ""
-    end)
-    if rest ~= "" then n = nil end
-  end
-  if not n or n < 0 or n ~= n or n == math.huge or (type(v) == "string" and v:match("^%s*0[xX]")) then
-    errors.raise("USAGE", "--request-timeout: %q is not a duration (seconds, or like 30s, 1m, 500ms)", tostring(v))
-  end
-  if n > 1e9 then -- the HTTP binding takes at most 1e9 s (milliseconds must fit a long)
-    errors.raise("USAGE", "--request-timeout: %q is more than 1000000000 seconds", tostring(v))
-  end
-  if n == 0 then return 30, false end
-  return n, true
-end
+-- --request-timeout (retry.lua: the one retry policy)
+M.parse_timeout = retry.parse_timeout
 
 local Client = {}
 Client.__index = Client
@@ -211,45 +188,16 @@ local function check_kind(self, method, path, r)
   end
 end
 
--- When a request that starts now must be done: its attempts and waits all
--- fit in self.timeout.
-local function deadline_of(self) return sys.monotonic() + self.timeout end
-
--- req's time for its next attempt: what is left of the request's.
-local function with_time_left(self, req, deadline)
-  local left = math.max(deadline - sys.monotonic(), 0.001)
-  req.timeout = left
-  req.connect_timeout = math.min(self.connect_timeout, left)
+-- req's time for its next attempt: what is left of the request's budget.
+local function with_time_left(self, req, budget)
+  req.timeout = budget:attempt()
+  req.connect_timeout = math.min(self.connect_timeout, req.timeout)
   return req
-end
-
--- Seconds a 429 asks to wait: Retry-After in seconds (default 1), within
--- 0..MAX_RETRY_AFTER.  (An HTTP date, or garbage, counts as absent.)
-local function retry_after(v)
-  local n = type(v) == "string" and v:match("^%s*(%d+%.?%d*)%s*$") and tonumber(v) or 1
-  return math.max(0, math.min(n, M.MAX_RETRY_AFTER))
-end
-
--- Why a 429 is not asked again (nil: it is): the retries spent, or a wait
--- that would end past the request's deadline.
-local function no_retry(self, tries, wait, deadline)
-  if tries >= M.MAX_RETRIES then
-    return ("gave up after %d attempts"):format(tries + 1)
-  end
-  if sys.monotonic() + wait >= deadline then
-    return ("gave up after %d attempt%s: %s s more would pass --request-timeout (%s s)")
-      :format(tries + 1, tries == 0 and "" or "s", M.num(wait), M.num(self.timeout))
-  end
-end
-
-function M.num(v)
-  if v == math.floor(v) and math.abs(v) < 1e15 then return ("%d"):format(v) end
-  return ("%.3g"):format(v)
 end
 
 -- One raw answer (or transport error) -> "retry", seconds | status, decoded,
 -- headers; raises the CLUSTER error a failure is.
-local function answer(self, method, path, r, err, tries, deadline)
+local function answer(self, method, path, r, err, tries, budget)
   if r then
     require("fluence.log").v(2, "HTTP %s %s%s -> %d (%.0f ms)", method, self.server or "", path,
                              r.status, (r.time or 0) * 1000)
@@ -258,8 +206,8 @@ local function answer(self, method, path, r, err, tries, deadline)
     cluster_error(("cluster: %s (context %s)"):format(err, sys.quote(self.context or "")), { network = true })
   end
   if r.status == 429 then
-    local wait = retry_after(r.headers["retry-after"])
-    r.gave_up = no_retry(self, tries, wait, deadline)
+    local wait = retry.after(r.headers["retry-after"], M.MAX_RETRY_AFTER)
+    r.gave_up = budget:gave_up(tries + 1, M.MAX_RETRIES + 1, wait)
     if not r.gave_up then return "retry", wait end
   end
   if r.status < 400 then check_kind(self, method, path, r) end
@@ -275,16 +223,16 @@ end
 -- One request to completion: attempts (429 asked again) within the deadline.
 -- text: a successful answer's body as text, not decoded.
 local function perform(self, method, path, req, text)
-  local deadline, tries = deadline_of(self), 0
+  local budget, tries = retry.budget(self.timeout), 0
   while true do
-    local r, err = self.cfg:request(with_time_left(self, req, deadline))
+    local r, err = self.cfg:request(with_time_left(self, req, budget))
     if text and r and r.status < 400 and r.status ~= 429 then
       require("fluence.log").v(2, "HTTP %s %s%s -> %d (%.0f ms)", method, self.server or "", path,
                                r.status, (r.time or 0) * 1000)
       check_kind(self, method, path, r)
       return r.status, r.body, r.headers
     end
-    local status, decoded, headers = answer(self, method, path, r, err, tries, deadline)
+    local status, decoded, headers = answer(self, method, path, r, err, tries, budget)
     if status ~= "retry" then return status, decoded, headers end
     tries = tries + 1
     kube.sleep(decoded)
@@ -308,11 +256,11 @@ end
 -- after the longest Retry-After), as client:request does: each item within
 -- its own client's timeout, counted from the first attempt.
 function M.request_many(items)
-  local results, pending, tries, deadlines = {}, {}, {}, {}
+  local results, pending, tries, budgets = {}, {}, {}, {}
   for i = 1, #items do
     pending[#pending + 1] = i
     tries[i] = 0
-    deadlines[i] = deadline_of(items[i][1])
+    budgets[i] = retry.budget(items[i][1].timeout)
   end
   while #pending > 0 do
     local batch = {}
@@ -320,7 +268,7 @@ function M.request_many(items)
       local it = items[i]
       local req = raw_request(it[1], it[2], it[3], it[4], it[5], it[6])
       req.max_body = it.max_body
-      batch[k] = { it[1].cfg, with_time_left(it[1], req, deadlines[i]) }
+      batch[k] = { it[1].cfg, with_time_left(it[1], req, budgets[i]) }
     end
     local answers = kube.request_many(batch)
     local again, wait = {}, 0
@@ -334,7 +282,7 @@ function M.request_many(items)
         if ok then status, body, headers = r.status, r.body, r.headers end
       else
         ok, status, body, headers = pcall(answer, it[1], it[2], it[3], r.status and r or nil, r.error, tries[i],
-                                          deadlines[i])
+                                          budgets[i])
       end
       if not ok then
         results[i] = { error = errors.is(status) and status or errors.new("CLUSTER", tostring(status)) }

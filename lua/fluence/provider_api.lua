@@ -9,6 +9,10 @@
 --   api.http.request(req) / api.http.request_many(reqs, opts)     (see core/http.c)
 --   api.http.url_shown(url)  -- url without userinfo, query or fragment, for
 --                               a message (passwords and tokens stay out)
+--   api.http.budget() -> b   -- the time of one request with its retries:
+--                               --request-timeout (lua/fluence/retry.lua,
+--                               the retry policy of fluence's own requests):
+--                               b:left(), b:attempt(limit), b:gave_up(...)
 --   api.env(name) -> string | nil
 --   api.locate(name, text, line, col, msg) -> "name:line:col: msg" + source line + caret
 --   api.read_file(path) -> text | nil, err
@@ -60,7 +64,8 @@ local function copy(mod, names)
   return t
 end
 
--- new{cluster = {offerings = fn}} -> api  (verbosity: fluence.log)
+-- new{cluster = {offerings = fn}, request_timeout = --request-timeout}
+--   -> api  (verbosity: fluence.log)
 function M.new(opts)
   opts = opts or {}
   local function say(fmt, ...)
@@ -79,6 +84,8 @@ function M.new(opts)
     else logger.v(2, "HTTP %s %s -> %d (%.0f ms)", req.method or "GET", url, resp.status, (resp.time or 0) * 1000) end
   end
   local request, request_many = waiting(http.request), waiting(http.request_many)
+  local retry = require "fluence.retry"
+  local request_timeout = retry.parse_timeout(opts.request_timeout)
   local logged_http = {
     request = function(req)
       local r, err = request(req)
@@ -91,6 +98,7 @@ function M.new(opts)
       return rs
     end,
     url_shown = http.url_shown,
+    budget = function() return retry.budget(request_timeout) end,
   }
   local cluster = {}
   for k, v in pairs(opts.cluster or {}) do cluster[k] = type(v) == "function" and waiting(v) or v end

@@ -87,7 +87,7 @@ local function registries(args, clusters, how)
   local plugins = require "fluence.plugins"
   local opts = args.opts
   local api = provider_api.new{ verbose = opts.verbose, cluster = { offerings = clusters.offerings },
-                                overrides = how.api }
+                                request_timeout = opts["request-timeout"], overrides = how.api }
   return {
     policies = how.policies or plugins.load_policies{ dirs = opts["policy-dir"] },
     providers = plugins.load_providers{ dirs = opts["provider-dir"], api = api },

@@ -139,6 +139,7 @@ function stubs.new(o)
       return out
     end,
     url_shown = require("fluence.http").url_shown,   -- no I/O: the real one
+    budget = function() return require("fluence.retry").budget(30) end,   -- answers are instant: the default
   }
 
   local function getenv(name) return env[name] end
