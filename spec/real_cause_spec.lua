@@ -129,41 +129,40 @@ users:
   end)
 end)
 
--- Answers no API server gives, from a plain HTTP stand-in where the server
--- should be (spec/support/http_server.py): named for what they are, on
+-- Answers no API server gives, from the stand-in API server's hostile modes
+-- (spec/support/kube_server.py: /_redirect, whose Location carries a
+-- password and a token; /_html, a login page): named for what they are, on
 -- every path that reads the cluster (one request, a list of them at once).
 describe("an API server that is not one", function()
-  local server = require "support.server"
-  local json = require "fluence.json"
+  local H = require "fixtures.kube.harness"
   local s, dir, pod
   setup(function()
-    s = server.start("spec/support/http_server.py", {})
+    s = H.start()
     dir, pod = cli.workdir()
   end)
   teardown(function() s:stop(); cli.cleanup() end)
 
-  local function kubeconfig(prefix)
-    return cli.write(dir .. "/" .. prefix .. ".yaml", json.encode{
-      apiVersion = "v1", kind = "Config", ["current-context"] = "c",
-      contexts = json.array{ { name = "c", context = { cluster = "k", user = "u" } } },
-      clusters = json.array{ { name = "k", cluster = { server = ("http://127.0.0.1:%d/%s"):format(s.port, prefix) } } },
-      users = json.array{ { name = "u", user = { token = "t" } } },
-    })
+  local function kubeconfig(mode)
+    return H.kubeconfig(s, { cluster = { server = s.url .. "/_" .. mode } }, { dir = dir, name = mode .. ".yaml" })
   end
 
   for _, c in ipairs{
-    { "redirect", 'redirected to "https://elsewhere%.invalid:8443/login" %(not followed%)' },
+    { "redirect", 'redirected to "https://127%.0%.0%.1:%d+/_moved/api/v1/namespaces/kube%-system/configmaps/' ..
+                  'fluence%-resources" %(not followed%)' },
     { "html", "answered text/html, not JSON %(HTTP 200%)" },
   } do
     it("a " .. c[1] .. ": said so, not 'has no data', not followed", function()
       local kc = kubeconfig(c[1])
       local r = run{ "select", "-f", pod, "--attributes", ATTRS, "--kubeconfig", kc, "--require-offerings" }
-      refused(r, 4, "^fluence: [^\n]*: cluster: GET http://127%.0%.0%.1:%d+/" .. c[1] ..
+      refused(r, 4, "^fluence: [^\n]*: cluster: GET https://127%.0%.0%.1:%d+/_" .. c[1] ..
                     "/api/v1/namespaces/kube%-system/configmaps/fluence%-resources: " .. c[2])
       assert.is_nil(r.err:find("has no data", 1, true))
       assert.is_nil(r.err:find("secret", 1, true))
-      refused(run{ "graph", "--kubeconfig", kc }, 4, "GET http://127%.0%.0%.1:%d+/" .. c[1] .. "/api/v1/[^\n]*" .. c[2])
-      refused(run{ "apply", "-f", pod, "--attributes", ATTRS, "--kubeconfig", kc, "--offline" }, 4, c[2])
+      assert.is_nil(r.err:find("\27", 1, true))
+      refused(run{ "graph", "--kubeconfig", kc }, 4, "GET https://127%.0%.0%.1:%d+/_" .. c[1] .. "/api/v1/[^\n]*" ..
+                                                     (c[1] == "html" and c[2] or "redirected to [^\n]* %(not followed%)"))
+      refused(run{ "apply", "-f", pod, "--attributes", ATTRS, "--kubeconfig", kc, "--offline" }, 4,
+              c[1] == "html" and c[2] or "redirected to [^\n]* %(not followed%)")
     end)
   end
 end)

@@ -12,8 +12,10 @@ Faults, as prefixes of the server URL in a kubeconfig:
   /_429bare/...   429 forever, no Retry-After
   /_429raS/...    429 forever, Retry-After: S (seconds)
   /_delayMS/...   answers after MS milliseconds (a distant cluster)
-  /_redirect/...  302 to /_moved/... on this server (followed, it shows in
-                  the request log with mode "moved")
+  /_redirect/...  302 to /_moved/... on this server, the Location with a
+                  password and a token in it (https://u:p@.../?token=secret:
+                  never to be shown); followed, it shows in the request log
+                  with mode "moved"
   /_loop/...      301 to the same URL, forever
   /_html/...      200 text/html: a login page, terminal escapes and all
   /_huge/...      200 JSON that never ends (written until the client hangs up)
@@ -138,8 +140,12 @@ class Handler(BaseHTTPRequestHandler):
             return True
         if mode in ("redirect", "loop"):
             target = ("/_moved" if mode == "redirect" else "/_loop") + self.path[len("/_" + mode):]
+            userinfo = ""
+            if mode == "redirect":
+                userinfo = "u:p@"
+                target += ("&" if "?" in target else "?") + "token=secret"
             self.send_response(302 if mode == "redirect" else 301)
-            self.send_header("Location", "https://127.0.0.1:%d%s" % (self.server.server_address[1], target))
+            self.send_header("Location", "https://%s127.0.0.1:%d%s" % (userinfo, self.server.server_address[1], target))
             self.send_header("Content-Length", "0")
             self.end_headers()
             return True
