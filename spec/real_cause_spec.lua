@@ -67,6 +67,15 @@ describe("files that do not end", function()
     assert.matches("^/dev/zero: larger than 64 MiB", err)
   end)
 
+  it("a plugin's api.read_file: the one limit, and regular files on request", function()
+    local api = require("fluence.provider_api").new{}
+    local f = cli.write(dir .. "/ten", "0123456789")
+    assert.are.equal("0123456789", api.read_file(f, { limit = 5 }))     -- no limit of its own
+    assert.are.same({ nil, "/dev/zero: not a regular file (a character device)" },
+                    { api.read_file("/dev/zero", { regular = true }) })
+    assert.are.equal("", api.read_file("/dev/null", { regular = true }))
+  end)
+
   it("AWS credentials that are not a regular file are refused, not waited on", function()
     local aws = require "fluence.aws"
     local fifo = dir .. "/credentials"

@@ -15,7 +15,9 @@
 --                               b:left(), b:attempt(limit), b:gave_up(...)
 --   api.env(name) -> string | nil
 --   api.locate(name, text, line, col, msg) -> "name:line:col: msg" + source line + caret
---   api.read_file(path) -> text | nil, err
+--   api.read_file(path [, {regular = true}]) -> text | nil, err  (sys.read_file
+--                        within the 64 MiB of any file; regular: a regular
+--                        file only, never waited on, as for credentials)
 --   api.now() -> seconds; api.monotonic() -> seconds
 --   api.log(fmt, ...)    -- stderr, only with -v (never log secrets); -vv also
 --                           shows every HTTP request's method, URL without
@@ -109,7 +111,11 @@ function M.new(opts)
     http = logged_http,
     env = sys.getenv,
     locate = sys.locate,
-    read_file = sys.read_file,
+    -- the one reader (core/readfile.c) at its one limit: a plugin may ask
+    -- for a regular file only, not for a larger limit
+    read_file = function(path, o)
+      return sys.read_file(path, type(o) == "table" and o.regular and { regular = true } or nil)
+    end,
     now = sys.now,
     monotonic = sys.monotonic,
     log = function(fmt, ...) logger.v(1, fmt, ...) end,
