@@ -324,7 +324,7 @@ describe("braket-live provider", function()
       assert.are.same({ status = "UNKNOWN" }, by.ionq_forte)
       assert.are.equal(1, #notes)
       assert.matches("^braket%-live: ionq_forte: ThrottlingException: [^\n]*%(HTTP 429[^)]*%); gave up after [12] " ..
-                     "attempts?: [%d.]+ s more would pass %-%-request%-timeout %(1%.2 s%)$", notes[1])
+                     "attempts?: another after [%d.]+ s would pass %-%-request%-timeout %(1%.2 s%)$", notes[1])
       -- 0.5 s then 1 s of backoff: the second wait never fits in 1.2 s (10 calls without the budget)
       local n = stats().by_arn[FIX.ionq_forte]
       assert.is_true(n >= 1 and n <= 2, n .. " calls")
@@ -351,8 +351,8 @@ describe("braket-live provider", function()
       cli.cleanup()
       assert.are.equal(0, r.code, r.err)
       assert.matches('selected backend "garnet"', r.err, 1, true)
-      assert.matches("braket%-live: forte: ThrottlingException: [^\n]*; gave up after [123] attempts?: [%d.]+ s more " ..
-                     "would pass %-%-request%-timeout %(0%.3 s%)\n", r.err)
+      assert.matches("braket%-live: forte: ThrottlingException: [^\n]*; gave up after [123] attempts?: another after " ..
+                     "[%d.]+ s would pass %-%-request%-timeout %(0%.3 s%)\n", r.err)
     end)
   end)
 

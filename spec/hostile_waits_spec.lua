@@ -264,9 +264,19 @@ describe("servers that misbehave (stand-in)", function()
 
   it("429 whose Retry-After goes past --request-timeout: not waited for", function()
     local r = select("429ra30", "3")
-    refused(r, 4, "HTTP 429 Too Many Requests%); gave up after 1 attempt: 10 s more would pass " ..
+    refused(r, 4, "HTTP 429 Too Many Requests%); gave up after 1 attempt: another after 10 s would pass " ..
                   "%-%-request%-timeout %(3 s%)")
     assert.are.equal(1, offerings_requests("429ra30"))
+  end)
+
+  -- another attempt is taken to last as long as the last one: 1 s to
+  -- answer, 1 s of Retry-After, 1 s more would end past 2.5 s.  (It was
+  -- asked again at 2 s with 0.5 s left, and timed out: the 429 unsaid.)
+  it("429 after a slow answer: no attempt made too late to be answered", function()
+    local r = select("429slow1000", "2.5")
+    refused(r, 4, "HTTP 429 Too Many Requests%); gave up after 1 attempt: another after 1 s would pass " ..
+                  "%-%-request%-timeout %(2%.5 s%)")
+    assert.are.equal(1, offerings_requests("429slow1000"))
   end)
 
   it("429 forever through client:request (discovery, apply) too", function()

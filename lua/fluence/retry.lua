@@ -3,9 +3,11 @@
 -- through api.http.budget).  A request - every attempt and every wait
 -- between attempts - fits in one time budget, --request-timeout (seconds or
 -- a kubectl duration; default 30 s).  Each attempt gets at most what is left
--- of it, and a retry is made only while its wait ends before the budget
--- does: a server answering 429 forever costs one --request-timeout, never
--- more, and the message says why fluence stopped asking.
+-- of it, and a retry is made only while its wait and another attempt as
+-- long as the last one end before the budget does: a server answering 429
+-- forever costs one --request-timeout, never more, no attempt is made that
+-- has no time left to be answered, and the message says why fluence stopped
+-- asking.
 --
 --   retry.parse_timeout(v) -> seconds, given (v not nil, not 0)
 --   retry.budget(seconds) -> b, starting now
@@ -14,7 +16,8 @@
 --                       less is left
 --   b:gave_up(attempts, max_attempts, wait) -> nil (ask again after wait
 --       seconds) | why not, for the message: "gave up after 6 attempts",
---       "gave up after 1 attempt: 10 s more would pass --request-timeout (3 s)"
+--       "gave up after 1 attempt: another after 10 s would pass
+--       --request-timeout (3 s)"
 --   retry.after(value, max) -> seconds a Retry-After header asks for
 --       (default 1, within 0..max)
 --   retry.num(v) -> v as a message shows seconds: "3", "2.5"
@@ -68,6 +71,7 @@ function Budget:left()
 end
 
 function Budget:attempt(limit)
+  self.started = sys.monotonic()       -- how long an attempt takes: see gave_up
   local left = self:left()
   return limit and math.min(limit, left) or left
 end
@@ -76,8 +80,12 @@ function Budget:gave_up(attempts, max_attempts, wait)
   if attempts >= max_attempts then
     return ("gave up after %d attempts"):format(attempts)
   end
-  if sys.monotonic() + wait >= self.deadline then
-    return ("gave up after %d attempt%s: %s s more would pass --request-timeout (%s s)")
+  -- another attempt is taken to last as long as the last one did (a slow
+  -- server, a slow machine): one that would start with no time left to be
+  -- answered is not made
+  local now = sys.monotonic()
+  if now + wait + (now - (self.started or now)) >= self.deadline then
+    return ("gave up after %d attempt%s: another after %s s would pass --request-timeout (%s s)")
       :format(attempts, attempts == 1 and "" or "s", retry.num(wait), retry.num(self.seconds))
   end
 end

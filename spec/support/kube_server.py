@@ -11,6 +11,7 @@ Faults, as prefixes of the server URL in a kubeconfig:
   /_429always/... 429 forever, Retry-After: 1
   /_429bare/...   429 forever, no Retry-After
   /_429raS/...    429 forever, Retry-After: S (seconds)
+  /_429slowMS/... 429 forever, Retry-After: 1, each answer after MS milliseconds
   /_delayMS/...   answers after MS milliseconds (a distant cluster)
   /_redirect/...  302 to /_moved/... on this server, the Location with a
                   password and a token in it (https://u:p@.../?token=secret:
@@ -100,7 +101,7 @@ class Handler(BaseHTTPRequestHandler):
             self.rfile.read(n)
         path = u.path
         mode = None
-        m = re.match(r"^/_(slow|500|429always|429bare|429ra\d+|429\d+|delay\d+|redirect|moved|loop|html|huge|drip|stall)"
+        m = re.match(r"^/_(slow|500|429always|429bare|429ra\d+|429slow\d+|429\d+|delay\d+|redirect|moved|loop|html|huge|drip|stall)"
                      r"(/.*)$", path)
         if m:
             mode, path = m.group(1), m.group(2)
@@ -133,9 +134,11 @@ class Handler(BaseHTTPRequestHandler):
 
     def hostile(self, mode, path):
         """The answers of a broken or hostile server; True when one was given."""
-        if mode in ("429always", "429bare") or mode.startswith("429ra"):
-            headers = {"Retry-After": "1"} if mode == "429always" else \
-                      {} if mode == "429bare" else {"Retry-After": mode[5:]}
+        if mode in ("429always", "429bare") or mode.startswith("429ra") or mode.startswith("429slow"):
+            if mode.startswith("429slow"):
+                time.sleep(int(mode[7:]) / 1000.0)
+            headers = {"Retry-After": mode[5:]} if mode.startswith("429ra") else \
+                      {} if mode == "429bare" else {"Retry-After": "1"}
             self.send_json(*status(429, "TooManyRequests", "Too many requests, please try again later."), headers)
             return True
         if mode in ("redirect", "loop"):
