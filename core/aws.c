@@ -58,6 +58,7 @@ struct creds {
 struct secretbuf {
     char *p;
     size_t n;
+    char why[FLUENCE_READ_WHY];      /* why it could not be read, for messages */
 };
 
 static void wipe_free(char **p)
@@ -671,8 +672,9 @@ static const char *env_get(lua_State *L, int env, const char *name)
 }
 
 /* [-0, +1, m]  Reads a whole file (a regular one, at most MAX_FILE bytes:
- * readfile.h) into a wiped-on-collect buffer.  Returns 0 or an errno value
- * (the buffer is then empty). */
+ * readfile.h; a FIFO or a device named by AWS_SHARED_CREDENTIALS_FILE is
+ * refused, not waited on) into a wiped-on-collect buffer.  Returns 0 or an
+ * errno value (the buffer is then empty and b->why says why). */
 static int read_secret_file(lua_State *L, const char *path, struct secretbuf **out)
 {
     struct secretbuf *b = lua_newuserdatauv(L, sizeof *b, 0);
@@ -680,7 +682,7 @@ static int read_secret_file(lua_State *L, const char *path, struct secretbuf **o
     luaL_setmetatable(L, SECRET_MT);
     *out = b;
     if (!path) return ENOENT;
-    return fluence_readfile(path, MAX_FILE, FLUENCE_READ_SECRET | FLUENCE_READ_REGULAR, &b->p, &b->n);
+    return fluence_readfile(path, MAX_FILE, FLUENCE_READ_SECRET | FLUENCE_READ_REGULAR, &b->p, &b->n, b->why);
 }
 
 static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
@@ -735,11 +737,10 @@ static int ini_get(const char *text, size_t len, const char *profile, int config
     return found;
 }
 
-/* A file's status for messages: "missing", "unreadable: ..." or "read". */
-static const char *file_status(int err)
+/* A file's status for messages: "missing", why it could not be read, or "read". */
+static const char *file_status(int err, const struct secretbuf *b)
 {
-    return err == 0 ? "read" : err == ENOENT ? "missing" : err == ENODEV ? "not a regular file"
-         : err == EFBIG ? "larger than 1 MiB" : strerror(err);
+    return err == 0 ? "read" : err == ENOENT ? "missing" : b->why;
 }
 
 static void set_from_ini(lua_State *L, struct secretbuf *b, const char *profile, int config,
@@ -852,8 +853,8 @@ static int aws_credentials(lua_State *L)
             lua_pushfstring(L, "no AWS credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set, "
                                "and profile \"%s\" (%s) is not in %s%s [%s] or %s%s [%s]",
                             profile, profile_from, cred_path ? cred_path : "~/.aws/credentials", cred_var,
-                            file_status(cred_err), conf_path ? conf_path : "~/.aws/config", conf_var,
-                            file_status(conf_err));
+                            file_status(cred_err, cred), conf_path ? conf_path : "~/.aws/config", conf_var,
+                            file_status(conf_err, conf));
         return 2;
     }
     int is_conf = from == conf;

@@ -101,7 +101,7 @@ static const struct option options[] = {
     {"provider-dir", 0, VALUE, 1, V_SELECTING | V_PROVIDERS | V_COMPLETION | V_PLUGINS | V_PRICES, "DIR", "extra directory of provider plugins (searched first); repeatable"},
     {"recursive", 'R', FLAG, 0, V_FILES | V_JOBSPEC, NULL, "descend into directories given with -f"},
     {"region", 'r', VALUE, 1, V_PRICES, "REGION", "a region of --cloud (eastus, us-east-1, us-central1); repeatable"},
-    {"request-timeout", 0, VALUE, 0, V_SELECTING | V_GRAPH | V_PRICES, "SECONDS", "timeout of each cluster or price request (default 30; price requests 10)"},
+    {"request-timeout", 0, VALUE, 0, V_SELECTING | V_GRAPH | V_PRICES, "SECONDS", "time limit of each request to a cluster or a cloud API, retries included (default 30; price requests 10)"},
     {"require-offerings", 0, FLAG, 0, V_SELECTING, NULL, "fail when the cluster's offerings cannot be read"},
     {"verbose", 'v', COUNT, 0, V_ALL, NULL, "more detail on stderr (repeat for more)"},
 };

@@ -1,5 +1,6 @@
 /* One libcurl transfer owned by a Lua userdata (see http_transfer.h). */
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <lauxlib.h>
@@ -126,8 +127,11 @@ static void check_range(lua_State *L, const char *key, double v, double max)
 struct http_transfer *http_transfer_new(lua_State *L, const char *url, double timeout,
                                         double connect_timeout, double max_body)
 {
-    /* 1e9 s (31 years) is beyond any wait and keeps milliseconds inside a long */
+    /* 1e9 s (31 years) is beyond any wait and keeps milliseconds inside a
+     * long.  A total timeout of 0 would be none at all for libcurl: every
+     * transfer has one, of at least a millisecond. */
     check_range(L, "timeout", timeout, 1e9);
+    if (timeout == 0) luaL_error(L, "http request: timeout must be more than 0 seconds (every request has a limit)");
     check_range(L, "connect_timeout", connect_timeout, 1e9);
     check_range(L, "max_body", max_body, 0x1p53);
     lazylib_curl(L);
@@ -145,8 +149,8 @@ struct http_transfer *http_transfer_new(lua_State *L, const char *url, double ti
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->errbuf);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(connect_timeout * 1000));
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)ceil(timeout * 1000));
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)ceil(connect_timeout * 1000));
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, t);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);

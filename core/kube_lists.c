@@ -3,7 +3,8 @@
  *
  *   kubelists.nodes(text) -> nodes, continue | nil, message
  *     nodes: { {name =, cpu = cores, cpu_milli =, memory = bytes, gpu = n,
- *               unschedulable = bool, control_plane = bool}, ... }
+ *               unschedulable = bool, control_plane = bool,
+ *               saturated = true | nil}, ... }
  *     (allocatable, else capacity, as Fluence reads them: cpu rounded up
  *      to whole cores, memory in bytes, GPUs "nvidia.com/gpu")
  *   kubelists.usage() -> acc
@@ -13,7 +14,11 @@
  *         node` calls allocated): per resource, the larger of the
  *         containers' sum (plus sidecars) and the largest init container,
  *         plus the pod overhead
- *     acc:totals() -> { [node] = {cpu_milli =, memory =, gpu =, pods =} }
+ *     acc:totals() -> { [node] = {cpu_milli =, memory =, gpu =, pods =,
+ *                                 saturated = true | nil} }
+ *
+ * Quantities and sums are int64 and saturate at INT64_MAX rather than wrap
+ * (or refuse the list): saturated marks a node whose figures did.
  *
  * Why not jansson: a list of 150,000 pods is ~80 MB of JSON; building its
  * DOM took 5 s here, and Lua tables would take more.  This scanner validates
@@ -41,6 +46,7 @@ struct js {
     int depth;
     char *scratch;             /* decoded strings with escapes */
     size_t scap;
+    unsigned saturated;        /* quantities read past the int64 range */
 };
 
 struct str { const char *p; size_t n; };
@@ -339,9 +345,22 @@ static int read_bool(struct js *s, int *out)
 
 /* ------------------------------------------------------------ quantities */
 
-/* A Kubernetes quantity ("250m", "4Gi", "1e3", "2") scaled by 10^scale_exp
- * and rounded up, as resource.Quantity's ScaledValue does: scale 0 for
- * counts and bytes, 3 for millicores.  A JSON number is taken as is. */
+/* a + b for amounts that are never negative, stopping at INT64_MAX instead
+ * of wrapping (a full node summed past it would have shown free); *sat
+ * counts the times it stopped */
+static int64_t sat_add(int64_t a, int64_t b, unsigned *sat)
+{
+    if (b > 0 && a > INT64_MAX - b) { ++*sat; return INT64_MAX; }
+    return a + b;
+}
+
+/* A Kubernetes quantity ("250m", "4Gi", "1e3", "2", "8Ei") scaled by
+ * 10^scale_exp and rounded up, as resource.Quantity's ScaledValue does:
+ * scale 0 for counts and bytes, 3 for millicores.  A JSON number is taken as
+ * is.  What lies past the int64 range (10E of CPU in millicores, 8Ei, 1e400)
+ * is a valid quantity to the API server: it is taken as INT64_MAX (or
+ * INT64_MIN), as the server's own int64 arithmetic saturates, and counted in
+ * s->saturated so that the caller can say so. */
 static int quantity(struct js *s, int scale_exp, int64_t *out)
 {
     char buf[64];
@@ -370,18 +389,32 @@ static int quantity(struct js *s, int scale_exp, int64_t *out)
     if (*q == '+' || *q == '-') neg = *q++ == '-';
     long double m = 0;
     int frac = 0, digits = 0;
-    while (isdigit((unsigned char)*q)) { m = m * 10 + (*q++ - '0'); digits++; }
+    char dg[sizeof buf];             /* the significant digits, without the point */
+    size_t nd = 0;
+    while (isdigit((unsigned char)*q)) {
+        if (nd || *q != '0') dg[nd++] = *q;
+        m = m * 10 + (*q++ - '0');
+        digits++;
+    }
     if (*q == '.') {
         q++;
-        while (isdigit((unsigned char)*q)) { m = m * 10 + (*q++ - '0'); frac++; digits++; }
+        while (isdigit((unsigned char)*q)) {
+            if (nd || *q != '0') dg[nd++] = *q;
+            m = m * 10 + (*q++ - '0');
+            frac++;
+            digits++;
+        }
     }
     if (!digits) return fail(s, "bad quantity");
     int e10 = -frac, e2 = 0;
-    if (*q == 'e' || *q == 'E') {
+    /* "E" alone is the exa suffix; followed by [sign] digits, an exponent */
+    const char *ed = q + 1 + (q[0] && (q[1] == '+' || q[1] == '-'));
+    if ((*q == 'e' || *q == 'E') && isdigit((unsigned char)*ed)) {
         char *end;
         long e = strtol(q + 1, &end, 10);
-        if (end == q + 1 || *end || e > 1000 || e < -1000) return fail(s, "bad quantity");
-        e10 += (int)e;
+        if (*end) return fail(s, "bad quantity");
+        /* past +-6000 a long double is infinite or 0 either way */
+        e10 += e > 6000 ? 6000 : e < -6000 ? -6000 : (int)e;
     } else if (*q) {
         static const struct { const char *sfx; int e10, e2; } sfx[] = {
             {"n", -9, 0}, {"u", -6, 0}, {"m", -3, 0}, {"k", 3, 0}, {"M", 6, 0}, {"G", 9, 0}, {"T", 12, 0},
@@ -394,12 +427,37 @@ static int quantity(struct js *s, int scale_exp, int64_t *out)
         e10 += sfx[i].e10;
         e2 = sfx[i].e2;
     }
+    /* A whole number (the usual case: "4Gi", "250m" in millicores, "8Ei")
+     * is computed exactly in 64 bits, saturating; a long double would round
+     * 2^63-1 and 5Ei. */
+    int e = e10 + scale_exp;
+    while (nd && dg[nd - 1] == '0' && e < 0) { nd--; e++; }
+    if (nd == 0) { *out = 0; return 0; }
+    if (e >= 0) {
+        uint64_t u = 0;
+        int sat = 0;
+        for (size_t i = 0; i < nd && !sat; i++) {
+            unsigned d = (unsigned)(dg[i] - '0');
+            if (u > (UINT64_MAX - d) / 10) sat = 1; else u = u * 10 + d;
+        }
+        for (int i = 0; i < e && !sat; i++) {
+            if (u > UINT64_MAX / 10) sat = 1; else u *= 10;
+        }
+        if (!sat && e2 && u > (UINT64_MAX >> e2)) sat = 1;
+        if (!sat) u <<= e2;
+        if (!neg && (sat || u > (uint64_t)INT64_MAX)) { s->saturated++; *out = INT64_MAX; return 0; }
+        if (neg && (sat || u > (uint64_t)INT64_MAX + 1)) { s->saturated++; *out = INT64_MIN; return 0; }
+        *out = neg ? (u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u) : (int64_t)u;
+        return 0;
+    }
     long double v = m * powl(10.0L, (long double)(e10 + scale_exp)) * ldexpl(1.0L, e2);
     if (neg) v = -v;
-    if (!isfinite((double)v) || v > 9.0e18L || v < -9.0e18L) return fail(s, "quantity out of range");
+    /* 2^63 exactly is past INT64_MAX; anything from there saturates */
+    if (v >= 9223372036854775808.0L) { s->saturated++; *out = INT64_MAX; return 0; }
+    if (v <= -9223372036854775808.0L) { s->saturated++; *out = INT64_MIN; return 0; }
     /* round up, but not past an exact value a decimal fraction missed */
     long double r = ceill(v - v * 1e-15L);
-    *out = (int64_t)r;
+    *out = r >= 9223372036854775807.0L ? INT64_MAX : (int64_t)r;
     return 0;
 }
 
@@ -526,13 +584,18 @@ static int node_element(struct js *s, void *ud)
     memset(&n, 0, sizeof n);
     n.L = L;
     lua_createtable(L, 0, 6);
+    unsigned before = s->saturated;
     if (each_member(s, node_member, &n) < 0) return -1;
     if (!n.has_name) return fail(s, "a node without metadata.name");
     int64_t cpu = n.alloc.has_cpu ? n.alloc.cpu : n.cap.cpu;
     int64_t mem = n.alloc.has_memory ? n.alloc.memory : n.cap.memory;
     int64_t gpu = n.alloc.has_gpu ? n.alloc.gpu : n.cap.gpu;
     if (cpu < 0) cpu = 0;
-    lua_pushinteger(L, (cpu + 999) / 1000);           /* Quantity.Value(): rounded up */
+    if (s->saturated != before) {
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, "saturated");
+    }
+    lua_pushinteger(L, cpu / 1000 + (cpu % 1000 != 0));   /* Quantity.Value(): rounded up */
     lua_setfield(L, -2, "cpu");
     lua_pushinteger(L, cpu);
     lua_setfield(L, -2, "cpu_milli");
@@ -620,7 +683,7 @@ static int kl_nodes(lua_State *L)
 
 #define USAGE_MT "fluence.kubelists.usage"
 
-struct usage_node { char *name; int64_t cpu_milli, memory, gpu, pods; };
+struct usage_node { char *name; int64_t cpu_milli, memory, gpu, pods; int saturated; };
 
 struct usage {
     struct usage_node *slots;        /* open addressing by name */
@@ -713,7 +776,17 @@ struct pod {
     unsigned seen, spec_seen, status_seen;
 };
 
-static void add3(int64_t *a, const struct res *r) { a[0] += r->cpu; a[1] += r->memory; a[2] += r->gpu; }
+/* A request as the sums take it: never negative (the API server refuses a
+ * negative request; one here would make a node look freer than it is). */
+static int64_t request_of(int64_t v) { return v > 0 ? v : 0; }
+
+/* a += r's requests, saturating */
+static void add3(struct js *s, int64_t *a, const struct res *r)
+{
+    a[0] = sat_add(a[0], request_of(r->cpu), &s->saturated);
+    a[1] = sat_add(a[1], request_of(r->memory), &s->saturated);
+    a[2] = sat_add(a[2], request_of(r->gpu), &s->saturated);
+}
 
 static int container_element(struct js *s, void *ud)
 {
@@ -721,7 +794,7 @@ static int container_element(struct js *s, void *ud)
     struct container c;
     memset(&c, 0, sizeof c);
     if (each_member(s, container_member, &c) < 0) return -1;
-    add3(p->sum, &c.req);
+    add3(s, p->sum, &c.req);
     return 0;
 }
 
@@ -731,12 +804,15 @@ static int init_container_element(struct js *s, void *ud)
     struct container c;
     memset(&c, 0, sizeof c);
     if (each_member(s, container_member, &c) < 0) return -1;
-    int64_t v[3] = { c.req.cpu, c.req.memory, c.req.gpu };
+    int64_t v[3] = { request_of(c.req.cpu), request_of(c.req.memory), request_of(c.req.gpu) };
     for (int i = 0; i < 3; i++) {
         if (c.sidecar) {
-            p->sidecars[i] += v[i];
+            p->sidecars[i] = sat_add(p->sidecars[i], v[i], &s->saturated);
             if (p->sidecars[i] > p->init_max[i]) p->init_max[i] = p->sidecars[i];
-        } else if (p->sidecars[i] + v[i] > p->init_max[i]) p->init_max[i] = p->sidecars[i] + v[i];
+        } else {
+            int64_t with = sat_add(p->sidecars[i], v[i], &s->saturated);
+            if (with > p->init_max[i]) p->init_max[i] = with;
+        }
     }
     return 0;
 }
@@ -764,7 +840,7 @@ static int pod_spec_member(struct js *s, struct str k, void *ud)
         struct res r;
         memset(&r, 0, sizeof r);
         if (each_member(s, requests_member, &r) < 0) return -1;
-        add3(p->overhead, &r);
+        add3(s, p->overhead, &r);
         return 0;
     }
     return skip_value(s);
@@ -798,19 +874,21 @@ static int usage_pod_element(struct js *s, void *ud)
     struct usage_list *ul = ud;
     struct pod p;
     memset(&p, 0, sizeof p);
+    unsigned before = s->saturated;
     if (each_member(s, pod_member, &p) < 0) return -1;
-    if (!p.has_node || p.finished) return 0;
+    if (!p.has_node || p.finished) { s->saturated = before; return 0; }   /* not counted: not said */
     struct usage_node *n = usage_find(ul->u, p.node.p, p.node.n);
     if (!n) return fail(s, "out of memory");
     int64_t r[3];
     for (int i = 0; i < 3; i++) {
-        int64_t run = p.sum[i] + p.sidecars[i];
-        r[i] = (run > p.init_max[i] ? run : p.init_max[i]) + p.overhead[i];
+        int64_t run = sat_add(p.sum[i], p.sidecars[i], &s->saturated);
+        r[i] = sat_add(run > p.init_max[i] ? run : p.init_max[i], p.overhead[i], &s->saturated);
     }
-    n->cpu_milli += r[0];
-    n->memory += r[1];
-    n->gpu += r[2];
+    n->cpu_milli = sat_add(n->cpu_milli, r[0], &s->saturated);
+    n->memory = sat_add(n->memory, r[1], &s->saturated);
+    n->gpu = sat_add(n->gpu, r[2], &s->saturated);
     n->pods++;
+    if (s->saturated != before) n->saturated = 1;
     ul->l.count++;
     return 0;
 }
@@ -848,6 +926,10 @@ static int usage_totals(lua_State *L)
         lua_setfield(L, -2, "gpu");
         lua_pushinteger(L, n->pods);
         lua_setfield(L, -2, "pods");
+        if (n->saturated) {
+            lua_pushboolean(L, 1);
+            lua_setfield(L, -2, "saturated");
+        }
         lua_setfield(L, -2, n->name);
     }
     return 1;

@@ -1,7 +1,9 @@
 /* fluence.kube — kubeconfig resolution, credentials and authenticated
  * requests to the Kubernetes API server.
  *
- *   kube.load{kubeconfig=, context=, namespace=} -> config     (raises a message)
+ *   kube.load{kubeconfig=, context=, namespace=, exec_timeout=}
+ *       -> config (raises a message); exec_timeout: seconds an exec
+ *       credential plugin may take, its output and its exit (default 60)
  *   config:info() -> {server=, namespace=, context=, cluster=, user=, auth=,
  *                     insecure=, tls_server_name=, in_cluster=, files={...}}
  *   config:request{method=, path=, body=, content_type=, accept=,
@@ -23,7 +25,11 @@
  * memory inside the config userdata (zeroed when it is collected); Lua sees
  * only info(), which names the auth method but never its material.  The exec
  * credential plugin (v1 / v1beta1) is the one subprocess fluence starts: it is
- * the user's credential helper, run with posix_spawn, a pipe and a timeout. */
+ * the user's credential helper, run with posix_spawn, a pipe and a time limit
+ * past which it is killed and reaped.  Every file (kubeconfigs, tokens, keys,
+ * certificates, the service account's) is read by fluence_readfile as a
+ * regular file only (readfile.h): a FIFO or a device named there is refused,
+ * never waited on. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -46,7 +52,7 @@
 extern char **environ;
 
 #define CONFIG_MT "fluence.kube.config"
-#define EXEC_TIMEOUT_MS 60000
+#define EXEC_TIMEOUT 60.0            /* seconds, unless kube.load is given exec_timeout */
 #define EXEC_MAX_OUT (1024 * 1024)
 #define DEFAULT_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
@@ -87,14 +93,19 @@ static char *xstrdup(lua_State *L, const char *s)
     return p;
 }
 
-/* Reads a whole file (readfile.h: the size limit; every copy wiped) into a
- * malloc'd NUL-terminated buffer, or NULL + errno. */
-static char *read_all(const char *path, size_t *lenp)
+/* [-0, +(0|1)]  Reads a whole file (readfile.h: a regular file, within the
+ * size limit; every copy wiped) into a malloc'd NUL-terminated buffer.  On
+ * failure: NULL, errno set, and "PATH: reason" pushed. */
+static char *read_all(lua_State *L, const char *path, size_t *lenp)
 {
-    char *buf;
+    char *buf, why[FLUENCE_READ_WHY];
     size_t len;
-    int err = fluence_readfile(path, FLUENCE_READ_LIMIT, FLUENCE_READ_SECRET, &buf, &len);
-    if (err) { errno = err; return NULL; }
+    int err = fluence_readfile(path, FLUENCE_READ_LIMIT, FLUENCE_READ_SECRET | FLUENCE_READ_REGULAR, &buf, &len, why);
+    if (err) {
+        fluence_push_read_error(L, path, why);
+        errno = err;
+        return NULL;
+    }
     if (lenp) *lenp = len;
     return buf;
 }
@@ -160,11 +171,10 @@ static const char *push_where(lua_State *L, int w, const char *key)
  * input (a file the kubeconfig names), else a plain one. */
 static char *read_secret(lua_State *L, const char *path, const char *what, int input)
 {
-    char *s = read_all(path, NULL);
+    char *s = read_all(L, path, NULL);
     if (!s) {
-        int err = errno;
         lua_pushfstring(L, "%s ", what);
-        fluence_push_read_error(L, path, err, FLUENCE_READ_LIMIT);
+        lua_insert(L, -2);
         lua_concat(L, 2);
         if (input) input_error(L);
         lua_error(L);
@@ -287,11 +297,9 @@ static void merge_doc(lua_State *L, int m, const char *path)
 static void load_file(lua_State *L, int m, const char *path, int must_exist, int *nfiles)
 {
     size_t len;
-    char *text = read_all(path, &len);
+    char *text = read_all(L, path, &len);
     if (!text) {
-        int err = errno;
-        if (!must_exist && err == ENOENT) return;
-        fluence_push_read_error(L, path, err, FLUENCE_READ_LIMIT);
+        if (!must_exist && errno == ENOENT) { lua_pop(L, 1); return; }
         lua_pushliteral(L, " (a kubeconfig)");
         lua_concat(L, 2);
         input_error(L);
@@ -356,9 +364,10 @@ static void sv_free(struct strvec *s)
 
 struct exec_run {            /* everything the child needs, in C memory */
     struct strvec argv, envp;
+    double timeout_ms;
     char *out;
     size_t out_len;
-    int status, timed_out, spawn_err;
+    int status, timed_out, too_much, spawn_err;
 };
 
 static void exec_free(struct exec_run *x)
@@ -382,8 +391,30 @@ static double now_ms(void)
     return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
 }
 
-/* Runs argv with envp, stdin /dev/null, stdout to a pipe, stderr inherited.
- * No Lua calls: fills x->out / status / timed_out / spawn_err. */
+/* Waits for pid until deadline (now_ms() clock); 1 and its status once it
+ * has exited, 0 at the deadline.  A plugin may close its stdout and go on
+ * running (a daemon it forked, a bug): its exit is waited for with the
+ * same limit as its output, never without one. */
+static int wait_until(pid_t pid, double deadline, int *status)
+{
+    long step_us = 1000;
+    for (;;) {
+        pid_t r = waitpid(pid, status, WNOHANG);
+        if (r == pid) return 1;
+        if (r < 0 && errno != EINTR) { *status = 0; return 1; }     /* not ours to wait for any more */
+        double left = deadline - now_ms();
+        if (left <= 0) return 0;
+        if (step_us > left * 1000) step_us = (long)(left * 1000) + 1;
+        struct timespec ts = { 0, step_us * 1000 };
+        nanosleep(&ts, NULL);
+        if (step_us < 50000) step_us *= 2;
+    }
+}
+
+/* Runs argv with envp, stdin /dev/null, stdout to a pipe, stderr inherited,
+ * for at most x->timeout_ms in all (its output and its exit): past that it is
+ * killed and reaped.  No Lua calls: fills x->out / status / timed_out /
+ * too_much / spawn_err. */
 static void exec_spawn(struct exec_run *x)
 {
     int fds[2];
@@ -400,16 +431,17 @@ static void exec_spawn(struct exec_run *x)
     close(fds[1]);
     if (rc != 0) { close(fds[0]); x->spawn_err = rc; return; }
     size_t cap = 0;
-    double deadline = now_ms() + EXEC_TIMEOUT_MS;
+    double deadline = now_ms() + x->timeout_ms;
     for (;;) {
         double left = deadline - now_ms();
         if (left <= 0) { x->timed_out = 1; break; }
         struct pollfd p = { fds[0], POLLIN, 0 };
-        int pr = poll(&p, 1, (int)left);
+        int pr = poll(&p, 1, left > 1000 ? 1000 : (int)left + 1);
         if (pr < 0 && errno == EINTR) continue;
-        if (pr <= 0) { x->timed_out = pr == 0; break; }
+        if (pr < 0) break;
+        if (pr == 0) continue;               /* the deadline is checked above */
         if (x->out_len + 4097 > cap) {
-            if (cap >= EXEC_MAX_OUT) break;
+            if (cap >= EXEC_MAX_OUT) { x->too_much = 1; break; }
             size_t c = cap ? cap * 2 : 8192;
             char *q = malloc(c);
             if (!q) break;
@@ -424,9 +456,12 @@ static void exec_spawn(struct exec_run *x)
     }
     if (x->out) x->out[x->out_len] = 0;
     close(fds[0]);
-    if (x->timed_out) kill(pid, SIGKILL);
     int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    if (x->timed_out || x->too_much || !wait_until(pid, deadline, &st)) {
+        if (!x->too_much) x->timed_out = 1;
+        kill(pid, SIGKILL);
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}   /* SIGKILL: it ends now */
+    }
     x->status = st;
 }
 
@@ -472,7 +507,7 @@ static const char *exec_parse(struct config *c, const char *out, const char *api
 }
 
 /* [-0, +0, e]  Runs the exec plugin described by the table at e. */
-static void run_exec(lua_State *L, struct config *c, int e, const char *dir, int provide)
+static void run_exec(lua_State *L, struct config *c, int e, const char *dir, int provide, double timeout)
 {
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
     /* `make fuzz` feeds arbitrary kubeconfigs: never run their commands */
@@ -563,11 +598,18 @@ static void run_exec(lua_State *L, struct config *c, int e, const char *dir, int
         if (strncmp(*p, "KUBERNETES_EXEC_INFO=", 21) != 0) ok = sv_push(&x->envp, *p);
     if (!ok) luaL_error(L, "not enough memory");
 
+    x->timeout_ms = timeout * 1000;
     exec_spawn(x);
     const char *why = NULL;
     char buf[96];
     if (x->spawn_err) { snprintf(buf, sizeof buf, "cannot run it: %s", strerror(x->spawn_err)); why = buf; }
-    else if (x->timed_out) why = "it did not finish within 60 seconds";
+    else if (x->timed_out) {
+        snprintf(buf, sizeof buf, "it did not finish within %.14g s, and was stopped (SIGKILL)", timeout);
+        why = buf;
+    } else if (x->too_much) {
+        snprintf(buf, sizeof buf, "it printed more than %d KiB, and was stopped (SIGKILL)", EXEC_MAX_OUT / 1024);
+        why = buf;
+    }
     else if (WIFSIGNALED(x->status)) { snprintf(buf, sizeof buf, "it was killed by signal %d", WTERMSIG(x->status)); why = buf; }
     else if (WEXITSTATUS(x->status) == 127) why = "command not found";
     else if (WEXITSTATUS(x->status) != 0) { snprintf(buf, sizeof buf, "it exited with status %d", WEXITSTATUS(x->status)); why = buf; }
@@ -611,12 +653,11 @@ static char *material(lua_State *L, int w, int t, const char *key, const char *e
     if (!f) return NULL;
     lua_getfield(L, w, "dir");
     const char *path = push_resolved(L, lua_tostring(L, -1), f);
-    char *v = read_all(path, NULL);
+    char *v = read_all(L, path, NULL);
     if (!v) {
-        int err = errno;
         push_where(L, w, key);
         lua_pushfstring(L, ": %s: %s ", entry, key);
-        fluence_push_read_error(L, path, err, FLUENCE_READ_LIMIT);
+        lua_rotate(L, -3, 2);                       /* where, ": entry: key ", "path: why" */
         lua_concat(L, 3);
         input_error(L);
     }
@@ -639,18 +680,18 @@ static void load_in_cluster(lua_State *L, struct config *c, const char *ns)
     lua_pushfstring(L, "%s/token", dir);
     c->token = read_secret(L, lua_tostring(L, -1), "service account token", 0);
     lua_pushfstring(L, "%s/ca.crt", dir);
-    if (!(c->ca_pem = read_all(lua_tostring(L, -1), NULL))) {
-        int err = errno;
+    if (!(c->ca_pem = read_all(L, lua_tostring(L, -1), NULL))) {
         lua_pushliteral(L, "service account CA ");
-        fluence_push_read_error(L, lua_tostring(L, -2), err, FLUENCE_READ_LIMIT);
+        lua_insert(L, -2);
         lua_concat(L, 2);
         lua_error(L);
     }
     if (ns) set_str(L, &c->namespace, ns);
     else {
         lua_pushfstring(L, "%s/namespace", dir);
-        char *n = read_all(lua_tostring(L, -1), NULL);
-        if (n) {
+        char *n = read_all(L, lua_tostring(L, -1), NULL);
+        if (!n) lua_pop(L, 1);                      /* none: "default" */
+        else {
             n[strcspn(n, " \r\n\t")] = 0;
             if (*n) { free(c->namespace); c->namespace = n; } else free(n);
         }
@@ -669,6 +710,12 @@ static int kube_load(lua_State *L)
     const char *explicit_file = field_str(L, 1, "kubeconfig");
     const char *want_ctx = field_str(L, 1, "context");
     const char *want_ns = field_str(L, 1, "namespace");
+    lua_getfield(L, 1, "exec_timeout");
+    double exec_timeout = luaL_optnumber(L, -1, 0);
+    lua_pop(L, 1);
+    if (!(exec_timeout >= 0 && exec_timeout <= 1e9))
+        luaL_error(L, "exec_timeout must be a number of seconds from 0 to 1e9");
+    if (exec_timeout == 0) exec_timeout = EXEC_TIMEOUT;
 
     struct config *c = lua_newuserdatauv(L, sizeof *c, 1);          /* 2 */
     memset(c, 0, sizeof *c);
@@ -787,7 +834,7 @@ static int kube_load(lua_State *L)
         lua_getfield(L, 14, "exec");
         if (lua_istable(L, -1) && !c->token && !c->cert_pem) {
             set_str(L, &c->auth, "exec");
-            run_exec(L, c, -1, udir, field_bool(L, -1, "provideClusterInfo"));
+            run_exec(L, c, -1, udir, field_bool(L, -1, "provideClusterInfo"), exec_timeout);
         }
         lua_pop(L, 1);
     } else set_str(L, &c->user, "");

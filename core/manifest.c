@@ -303,9 +303,11 @@ static int m_read(lua_State *L)
         err = read_all(fd, t, hint, max);
     if (fd > 0) close(fd);
     if (err) {
+        char why[FLUENCE_READ_WHY];
+        fluence_read_reason(why, err, 0, max);
         text_free(t);
         lua_pushnil(L);
-        fluence_push_read_error(L, path, err, max);
+        fluence_push_read_error(L, path, why);
         return 2;
     }
     return 1;

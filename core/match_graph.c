@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "escape.h"
 #include "match.h"
 
 /* ------------------------------------------------------------ string pool */
@@ -899,6 +900,15 @@ static bool path_child(const mgraph *g, uint32_t a, uint32_t b)
     return path_ancestor(g, a, b) && !strchr(pb + strlen(pa) + 1, '/');
 }
 
+/* Vertex v's name as a message shows it: a name from the file, its control
+ * characters escaped (escape.h), so one message stays one line. */
+static const char *vname(char *buf, size_t cap, const mgraph *g, uint32_t v)
+{
+    const char *s = g->str + g->v[v].name;
+    fluence_escape_into(buf, cap, s, strlen(s), 0);
+    return buf;
+}
+
 /* Fluxion keeps a vertex's out-edges in a map keyed by the target's uniq_id:
  * a second containment edge from one vertex to the same uniq_id (the same
  * edge twice, or two children sharing a uniq_id) fails to load there. */
@@ -921,8 +931,9 @@ static int check_outedges(const mgraph *g, const jedge *edges, size_t nedges, ch
         while (slot[j] != (uint32_t)-1) {
             const jedge *o = &edges[slot[j]];
             if (o->src == a && g->v[o->tgt].uniq_id == u) {
-                snprintf(err, errlen, "error inserting an edge to outedge metadata map: %s -> %s",
-                         g->str + g->v[a].name, g->str + g->v[edges[i].tgt].name);
+                char n1[128], n2[128];
+                snprintf(err, errlen, " error inserting an edge to outedge metadata map: %s -> %s",
+                         vname(n1, sizeof n1, g, a), vname(n2, sizeof n2, g, edges[i].tgt));
                 rc = -1;
                 break;
             }
@@ -1045,7 +1056,7 @@ static int link_edges(mgraph *g, jedge *edges, size_t nedges, char *err, size_t 
         const char *p = g->str + g->v[v].path;
         if (*p == '/' && !strchr(p + 1, '/')) {
             if (g->root >= 0) {
-                snprintf(err, errlen, "duplicate root in the containment subsystem");
+                snprintf(err, errlen, " duplicate root in the containment subsystem");
                 return -1;
             }
             g->root = (int32_t)v;
@@ -1058,11 +1069,14 @@ static int link_edges(mgraph *g, jedge *edges, size_t nedges, char *err, size_t 
                 break;
             }
     if (g->root < 0 || g->v[g->root].parent != -1) {
-        snprintf(err, errlen, "no root in the containment subsystem");
+        snprintf(err, errlen, " no root in the containment subsystem");
         return -1;
     }
     /* The traversals recurse: refuse cycles and absurd depths up front
-     * (an iterative depth-first walk with colors). */
+     * (an iterative depth-first walk with colors).  Every vertex is walked
+     * from, not only the root: a cycle among vertices the root does not
+     * reach is refused too (Fluxion loads such a graph and never visits
+     * them; a graph with a cycle is not a containment tree, whoever made it). */
     uint32_t *stack = malloc(((size_t)g->nv + 1) * sizeof *stack), *next = calloc((size_t)g->nv + 1, sizeof *next);
     uint8_t *color = calloc((size_t)g->nv + 1, 1);
     if (!stack || !next || !color) {
@@ -1071,28 +1085,36 @@ static int link_edges(mgraph *g, jedge *edges, size_t nedges, char *err, size_t 
         return -1;
     }
     int rc = 0;
-    size_t sp = 0;
-    stack[sp++] = (uint32_t)g->root;
-    color[g->root] = 1;
-    while (sp && rc == 0) {
-        uint32_t v = stack[sp - 1];
-        const mg_vertex *x = &g->v[v];
-        if (next[v] == x->nchild) {
-            color[v] = 2;
-            sp--;
-            continue;
-        }
-        uint32_t c = g->children[x->child0 + next[v]++];
-        if (color[c] == 1) {
-            snprintf(err, errlen, "containment cycle: %s -> %s", g->str + x->name, g->str + g->v[c].name);
-            rc = -1;
-        } else if (color[c] == 0) {
-            if (sp >= 4096) {
-                snprintf(err, errlen, "containment tree deeper than 4096 levels");
+    /* the root first (its errors are about the tree), then what it missed */
+    for (int64_t k = -1; rc == 0 && k < (int64_t)g->nv; k++) {
+        uint32_t start = k < 0 ? (uint32_t)g->root : (uint32_t)k;
+        if (k >= 0 && color[start]) continue;
+        size_t sp = 0;
+        stack[sp++] = start;
+        color[start] = 1;
+        while (sp && rc == 0) {
+            uint32_t v = stack[sp - 1];
+            const mg_vertex *x = &g->v[v];
+            if (next[v] == x->nchild) {
+                color[v] = 2;
+                sp--;
+                continue;
+            }
+            uint32_t c = g->children[x->child0 + next[v]++];
+            if (color[c] == 1) {
+                char n1[128], n2[128];
+                vname(n1, sizeof n1, g, v);
+                vname(n2, sizeof n2, g, c);
+                snprintf(err, errlen, " containment cycle: %s -> %s, but %s contains %s", n1, n2, n2, n1);
                 rc = -1;
-            } else {
-                color[c] = 1;
-                stack[sp++] = c;
+            } else if (color[c] == 0) {
+                if (sp >= 4096) {
+                    snprintf(err, errlen, " containment tree deeper than 4096 levels");
+                    rc = -1;
+                } else {
+                    color[c] = 1;
+                    stack[sp++] = c;
+                }
             }
         }
     }
@@ -1155,12 +1177,12 @@ static mgraph *load_jgf(const char *text, size_t len, bool mapped, char *err, si
         goto fail;
     }
     if (!have_graph || !have_nodes || !have_edges) {
-        snprintf(err, errlen, "JGF does not contain a required key (%s)",
+        snprintf(err, errlen, " JGF does not contain a required key (%s)",
                  !have_graph ? "graph" : !have_nodes ? "nodes" : "edges");
         goto fail2;
     }
     if (c.g->nv == 0) {
-        snprintf(err, errlen, "JGF has no nodes");
+        snprintf(err, errlen, " JGF has no nodes");
         goto fail2;
     }
     if (link_edges(c.g, c.edges, c.nedges, err, errlen) < 0) goto fail2;

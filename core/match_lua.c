@@ -24,6 +24,7 @@
 #include <lua.h>
 #include "match.h"
 #include "match_reapi.h"
+#include "readfile.h"
 
 #define GRAPH_MT "fluence.match.graph"
 #define MATCHER_MT "fluence.match.matcher"
@@ -113,49 +114,20 @@ static int l_load_jgf_file(lua_State *L)
         }
         lua_pop(L, 1);
     }
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) {
+    /* not a regular file (a pipe), or Fluxion's reader wants the text: read
+     * whole, bounded as a manifest is (readfile.h) */
+    char *data, why[FLUENCE_READ_WHY];
+    size_t len;
+    if (fluence_readfile(path, fluence_max_input(), 0, &data, &len, why) != 0) {
         lua_pushnil(L);
-        lua_pushfstring(L, "%s: %s", path, strerror(errno));
+        fluence_push_read_error(L, path, why);
         return 2;
     }
-    struct stat st;
-    char *data = NULL;
-    size_t len = 0, cap = 0;
-    if (fstat(fd, &st) == 0 && st.st_size > 0) cap = (size_t)st.st_size + 65536;
-    for (;;) {
-        if (!data || len + 65536 > cap) {
-            size_t nc = !data && cap ? cap : cap ? cap * 2 : 65536 * 4;
-            while (len + 65536 > nc) nc *= 2;
-            char *p = realloc(data, nc);
-            if (!p) {
-                free(data);
-                close(fd);
-                return luaL_error(L, "not enough memory");
-            }
-            data = p;
-            cap = nc;
-        }
-        ssize_t n = read(fd, data + len, cap - len);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            int e = errno;
-            free(data);
-            close(fd);
-            lua_pushnil(L);
-            lua_pushfstring(L, "%s: %s", path, strerror(e));
-            return 2;
-        }
-        if (n == 0) break;
-        len += (size_t)n;
-    }
-    close(fd);
     lgraph *lg = push_graph(L);
     char err[512];
-    lg->g = mg_load_jgf(data ? data : "", len, err, sizeof err);
-    if (lg->g && fluxion_lib() && data) {
-        data[len] = 0; /* the buffer always has room */
-        lg->text = data;
+    lg->g = mg_load_jgf(data, len, err, sizeof err);
+    if (lg->g && fluxion_lib()) {
+        lg->text = data;                    /* NUL-terminated */
         data = NULL;
     }
     free(data);

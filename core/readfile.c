@@ -1,6 +1,7 @@
 /* Reading an outside file whole, bounded (see readfile.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -34,21 +35,61 @@ static char *grow(char *p, size_t n, size_t cap, int flags)
     return q;
 }
 
-int fluence_readfile(const char *path, size_t limit, int flags, char **data, size_t *lenp)
+/* What a file that is not regular is, for messages. */
+static const char *file_type(mode_t m)
+{
+    return S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"
+         : S_ISSOCK(m) ? "a socket" : "not a plain file";
+}
+
+/* Is st /dev/null (under whatever name)? */
+static int is_dev_null(const struct stat *st)
+{
+    struct stat n;
+    return S_ISCHR(st->st_mode) && stat("/dev/null", &n) == 0 && S_ISCHR(n.st_mode) && n.st_rdev == st->st_rdev;
+}
+
+void fluence_read_reason(char *why, int err, mode_t type, size_t limit)
+{
+    if (!why) return;
+    if (err == EISDIR) snprintf(why, FLUENCE_READ_WHY, "is a directory");
+    else if (err == ENODEV) snprintf(why, FLUENCE_READ_WHY, "not a regular file (%s)", file_type(type));
+    else if (err != EFBIG) snprintf(why, FLUENCE_READ_WHY, "%s", strerror(err));
+    else {
+        char n[48];
+        if (limit % (1024 * 1024) == 0) snprintf(n, sizeof n, "%zu MiB", limit / (1024 * 1024));
+        else snprintf(n, sizeof n, "%zu bytes", limit);
+        snprintf(why, FLUENCE_READ_WHY, "larger than %s%s", n,
+                 limit == fluence_max_input() ? " (FLUENCE_MAX_INPUT sets the limit in bytes)"
+                 : limit == FLUENCE_READ_LIMIT ? ", the most fluence reads of a file that is not a manifest" : "");
+    }
+}
+
+int fluence_readfile(const char *path, size_t limit, int flags, char **data, size_t *lenp, char *why)
 {
     *data = NULL;
     *lenp = 0;
+    if (why) why[0] = 0;
     int stdin_ = strcmp(path, "-") == 0, regular = flags & FLUENCE_READ_REGULAR;
-    int fd = stdin_ ? 0 : open(path, O_RDONLY | O_CLOEXEC | (regular ? O_NONBLOCK : 0));
-    if (fd < 0) return errno;
+    int fd = stdin_ ? 0 : open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | (regular ? O_NONBLOCK : 0));
     struct stat st;
     memset(&st, 0, sizeof st);
+    if (fd < 0) { int err = errno; fluence_read_reason(why, err, st.st_mode, limit); return err; }
     int err = fstat(fd, &st) == 0 ? 0 : errno;
+    if (!err && regular && is_dev_null(&st)) {     /* the one device taken: empty */
+        close(fd);
+        if (!(*data = calloc(1, 1))) { fluence_read_reason(why, ENOMEM, st.st_mode, limit); return ENOMEM; }
+        return 0;
+    }
     if (!err && S_ISDIR(st.st_mode)) err = EISDIR;
     else if (!err && regular && !S_ISREG(st.st_mode)) err = ENODEV;
     else if (!err && S_ISREG(st.st_mode) && (unsigned long long)st.st_size > limit) err = EFBIG;
     else if (err && !regular) err = 0;              /* no size hint: read on */
-    if (err) { if (!stdin_) close(fd); return err; }
+    if (err) {
+        if (!stdin_) close(fd);
+        fluence_read_reason(why, err, st.st_mode, limit);
+        return err;
+    }
     if (regular && !stdin_) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     /* a regular file's size + 1, so EOF is seen without growing (at least a
      * page: /proc and /sys files say 0) */
@@ -75,26 +116,18 @@ int fluence_readfile(const char *path, size_t limit, int flags, char **data, siz
     }
     if (!err && len > limit) err = EFBIG;
     if (!stdin_) close(fd);
-    if (!err && len == cap) {                   /* room for the NUL */
+    if (!err && len == cap) {                 /* room for the NUL */
         char *q = grow(buf, len, len + 1, flags);
         if (!q) err = ENOMEM; else buf = q;
     }
-    if (err) { drop(buf, cap, flags); return err; }
+    if (err) { drop(buf, cap, flags); fluence_read_reason(why, err, st.st_mode, limit); return err; }
     buf[len] = 0;
     *data = buf;
     *lenp = len;
     return 0;
 }
 
-const char *fluence_push_read_error(lua_State *L, const char *path, int err, size_t limit)
+const char *fluence_push_read_error(lua_State *L, const char *path, const char *why)
 {
-    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
-    if (err == EISDIR) return lua_pushfstring(L, "%s: is a directory", name);
-    if (err == ENODEV) return lua_pushfstring(L, "%s: not a regular file", name);
-    if (err != EFBIG) return lua_pushfstring(L, "%s: %s", name, strerror(err));
-    int mib = (int)(limit / (1024 * 1024));
-    if (limit == fluence_max_input())
-        return lua_pushfstring(L, "%s: larger than %d MiB (FLUENCE_MAX_INPUT sets the limit in bytes)", name, mib);
-    return lua_pushfstring(L, "%s: larger than %d MiB, the most fluence reads of a file that is not a manifest",
-                           name, mib);
+    return lua_pushfstring(L, "%s: %s", strcmp(path, "-") == 0 ? "<stdin>" : path, why);
 }

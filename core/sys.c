@@ -37,21 +37,30 @@ static int push_errno(lua_State *L, const char *path, int err)
     return 2;
 }
 
-/* read_file(path [, limit]) -> data | nil, "path: reason".  "-" reads stdin.
- * A directory is an error here, not an empty string; so is a file over the
- * limit (bytes; default readfile.h's FLUENCE_READ_LIMIT, for any file but a
- * manifest: max_input() is a manifest's). */
+/* read_file(path [, {limit = bytes, regular = true}]) -> data | nil,
+ * "path: reason" (readfile.h: the one bounded read).  "-" reads stdin.  A
+ * directory is an error here, not an empty string; so is a file over the
+ * limit (default FLUENCE_READ_LIMIT, for any file but a manifest:
+ * max_input() is a manifest's).  regular: a regular file only, opened
+ * without blocking (a FIFO or a device refused; /dev/null read as empty). */
 static int sys_read_file(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
-    lua_Integer limit = luaL_optinteger(L, 2, (lua_Integer)FLUENCE_READ_LIMIT);
-    luaL_argcheck(L, limit >= 0, 2, "a limit in bytes");
-    char *data;
+    lua_Integer limit = (lua_Integer)FLUENCE_READ_LIMIT;
+    int flags = 0;
+    if (!lua_isnoneornil(L, 2)) {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        lua_getfield(L, 2, "limit");
+        limit = luaL_optinteger(L, -1, limit);
+        luaL_argcheck(L, limit >= 0, 2, "limit: a number of bytes");
+        if (lua_getfield(L, 2, "regular") != LUA_TNIL && lua_toboolean(L, -1)) flags |= FLUENCE_READ_REGULAR;
+        lua_pop(L, 2);
+    }
+    char *data, why[FLUENCE_READ_WHY];
     size_t len;
-    int err = fluence_readfile(path, (size_t)limit, 0, &data, &len);
-    if (err) {
+    if (fluence_readfile(path, (size_t)limit, flags, &data, &len, why) != 0) {
         lua_pushnil(L);
-        fluence_push_read_error(L, path, err, (size_t)limit);
+        fluence_push_read_error(L, path, why);
         return 2;
     }
     lua_pushlstring(L, data, len);       /* (a failure to allocate leaks data: at exit only) */

@@ -12,10 +12,11 @@ return {
     end
     local drop = {}
     for _, v in ipairs(items[1].values) do drop[v.value] = true end
+    local why = ("excluded by %s"):format(ctx.brief(stage.text))   -- one reason, made once
     return function(backends)
       local keep, reasons = {}, {}
       for _, b in ipairs(backends) do
-        if drop[b.name] then reasons[b.name] = ("excluded by %s"):format(stage.text)
+        if drop[b.name] then reasons[b.name] = why
         else keep[#keep + 1] = b end
       end
       return keep, reasons

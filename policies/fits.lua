@@ -32,10 +32,16 @@ local function q(s)
   end) .. '"'
 end
 
+-- A count for a jobspec: rounded up, at most 2^32-1 (a Fluxion jobspec's
+-- counts are 32-bit; a larger one is refused as malformed).  A request
+-- past that (8Ei of memory) asks for the most a jobspec can: it cannot fit.
+-- (Past 2^63 this was 0, and such a pod fitted anywhere.)
+local MAX_COUNT = 4294967295
 local function int(n)
   n = tonumber(n) or 0
-  if n < 0 then n = 0 end
-  return math.tointeger(math.ceil(n)) or 0
+  if not (n > 0) then return 0 end
+  if n >= MAX_COUNT then return MAX_COUNT end
+  return math.tointeger(math.ceil(n))
 end
 
 local function render(slot_count, with, props)
@@ -65,7 +71,7 @@ local function jobspecs_for(request, backend)
   local cpu = int(pod.cpu)
   if cpu < 1 then cpu = 1 end
   local with = { { type = "core", count = cpu } }
-  local mem = int(pod.memory)
+  local mem = tonumber(pod.memory) or 0
   if mem > 0 then with[#with + 1] = { type = "memory", count = int(mem / (1024 * 1024)) } end
   local gpu = int(pod.gpu)
   if gpu > 0 then with[#with + 1] = { type = "gpu", count = gpu } end

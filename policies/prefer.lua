@@ -49,16 +49,32 @@ local function compile(stage, ctx)
     return true
   end
 
+  -- Linear in the alternatives and the backends: the names present are
+  -- looked up, not searched for once per alternative, and the one reason
+  -- (quoting the stage briefly) is made once, for the alternative chosen.
+  -- (Each alternative used to format a reason quoting the whole stage for
+  -- every backend: a 339 KB prefer took 24 s.)
   return function(backends)
+    local present, chosen = {}, nil
+    for i = 1, #backends do present[backends[i].name] = true end
     for _, alt in ipairs(alts) do
-      local kept, reasons = {}, {}
-      for _, b in ipairs(backends) do
-        if matches(alt, b) then kept[#kept + 1] = b
-        else reasons[b.name] = ("not preferred (%s chose %s)"):format(stage.text, alt.text) end
+      if alt.name then
+        if present[alt.name] then chosen = alt break end
+      else
+        for i = 1, #backends do
+          if matches(alt, backends[i]) then chosen = alt break end
+        end
+        if chosen then break end
       end
-      if #kept > 0 then return kept, reasons end
     end
-    return backends
+    if not chosen then return backends end
+    local why = ("not preferred (%s chose %s)"):format(ctx.brief(stage.text), ctx.brief(chosen.text))
+    local kept, reasons = {}, {}
+    for i = 1, #backends do
+      local b = backends[i]
+      if matches(chosen, b) then kept[#kept + 1] = b else reasons[b.name] = why end
+    end
+    return kept, reasons
   end, reads
 end
 

@@ -6,11 +6,13 @@
 -- the slowest answer), each call signed with SigV4 by fluence.aws (C) and
 -- bounded by a timeout.  Throttling (429, ThrottlingException) and server
 -- errors (5xx) are retried, only for the devices that failed, with
--- exponential backoff and jitter, a bounded number of times.
+-- exponential backoff and jitter, a bounded number of times - and all of
+-- it, every round and every wait, within --request-timeout
+-- (api.http.budget: the retry policy of the Kubernetes client too).
 --
 -- Options (ctx.options, "_" or "-" spelling): braket_endpoint (URL),
 -- braket_region (for simulator ARNs, instead of the configured region),
--- braket_timeout (seconds per call, 10), braket_attempts (4),
+-- braket_timeout (seconds per call at most, 10), braket_attempts (4),
 -- braket_backoff (first retry delay in seconds, 0.2).
 --
 -- A device that cannot be read becomes { status = "UNKNOWN" } and the reason
@@ -189,28 +191,40 @@ function M.candidates(ctx)
     return out, #notes > 0 and notes or nil
   end
 
+  -- The credentials (files in ~/.aws) are read only when a request will be
+  -- made: not for a list of ARNs that are all malformed.
+  local askable = {}
+  for _, arn in ipairs(order) do
+    local region, bad = M.arn_region(arn)
+    if region == nil then fail(arn, clean(nil, arn) .. ": " .. bad)
+    else askable[#askable + 1] = { arn = arn, region = region } end
+  end
+  if #askable == 0 then return finish() end
+
   local aws = api.aws
   local creds, why
   if not aws then why = "fluence.aws is not available in this build"
   else creds, why = aws.credentials() end
   if not creds then
-    for _, arn in ipairs(order) do results[arn] = { status = "UNKNOWN" } end
+    for _, a in ipairs(askable) do results[a.arn] = { status = "UNKNOWN" } end
     -- about the run, not this object: said once (the audit still has it)
     notes[#notes + 1] = { text = ("braket-live: %s; devices marked UNKNOWN"):format(clean(nil, why)), run = true }
     return finish()
   end
 
   local timeout = tonumber(opt(ctx, "braket_timeout", 10)) or 10
+  if not (timeout > 0) then timeout = 10 end       -- every request has a limit
   local attempts = math.max(1, math.floor(tonumber(opt(ctx, "braket_attempts", 4)) or 4))
   local backoff = tonumber(opt(ctx, "braket_backoff", 0.2)) or 0.2
   local endpoint = opt(ctx, "braket_endpoint", nil) or creds:endpoint("braket")
   local default_region = opt(ctx, "braket_region", nil) or creds:region()
 
+  -- the time of all the calls, their retries and waits: --request-timeout
+  local budget = api.http.budget()
   local pending = {}
-  for _, arn in ipairs(order) do
-    local region, bad = M.arn_region(arn)
-    if region == nil then fail(arn, clean(creds, arn) .. ": " .. bad)
-    elseif not region and not default_region then
+  for _, a in ipairs(askable) do
+    local arn, region = a.arn, a.region
+    if not region and not default_region then
       fail(arn, "no AWS region for a simulator ARN (set AWS_REGION, AWS_DEFAULT_REGION or region in ~/.aws/config)")
     else
       region = region or default_region
@@ -226,8 +240,8 @@ function M.candidates(ctx)
       local ok, headers = pcall(aws.sign, creds, { method = "GET", url = d.url, region = d.region, service = "braket" })
       if not ok then headers = {} d.sign_error = clean(creds, headers) end
       headers.Accept = "application/json"
-      reqs[i] = { url = d.url, method = "GET", headers = headers, timeout = timeout,
-                  connect_timeout = math.min(timeout, 5) }
+      local t = budget:attempt(timeout)
+      reqs[i] = { url = d.url, method = "GET", headers = headers, timeout = t, connect_timeout = math.min(t, 5) }
     end
     local resps = api.http.request_many(reqs, { max_parallel = math.min(#reqs, 100) })
     local retry, wait = {}, 0
@@ -241,6 +255,7 @@ function M.candidates(ctx)
         d.last = "request failed: " .. clean(creds, r.error)
         if again and not is_timeout(r.error) then retry[#retry + 1] = d
         else fail(d.arn, d.last .. (d.tries > 1 and (" (after %d attempts)"):format(d.tries) or "")) end
+        d.text = d.last
       elseif r.status == 200 then
         local doc, err = json.decode(r.body or "", "GetDevice answer")
         if type(doc) ~= "table" then
@@ -261,6 +276,7 @@ function M.candidates(ctx)
                                                   d.tries > 1 and (", after %d attempts"):format(d.tries) or "")
         if retryable and again then
           retry[#retry + 1] = d
+          d.text = text
           local ra = tonumber(r.headers and r.headers["retry-after"])
           if ra and ra > wait then wait = math.min(ra, 5) end
         else
@@ -269,7 +285,17 @@ function M.candidates(ctx)
       end
     end
     pending = retry
-    if #pending > 0 then aws.backoff(round, backoff, 5, wait) end
+    if #pending > 0 then
+      -- asked again only when the longest wait backoff may make still ends
+      -- within the budget; else each says why not
+      local gave_up = budget:gave_up(round, attempts, math.max(math.min(backoff * 2 ^ (round - 1), 5), wait))
+      if gave_up then
+        for _, d in ipairs(pending) do fail(d.arn, d.text .. "; " .. gave_up) end
+        pending = {}
+      else
+        aws.backoff(round, backoff, 5, wait)
+      end
+    end
   end
   return finish()
 end

@@ -85,7 +85,7 @@ describe("braket-live provider", function()
   -- Runs the provider like the selection does: a read-only ctx, in the sandbox.
   local function run(backends, opts)
     opts = opts or {}
-    local basic = require("fluence.provider_api").new{}
+    local basic = require("fluence.provider_api").new{ request_timeout = opts.request_timeout }
     local the_env = opts.env or env()
     local awsview = setmetatable({ credentials = function() return aws.credentials{ env = the_env } end },
                                  { __index = aws })
@@ -319,6 +319,49 @@ describe("braket-live provider", function()
     assert.matches("^braket%-live: tn1: request failed: .*[Tt]imed? ?out", notes[1])
     assert.is_true(dt < 2.5, "took " .. dt)
     assert.are.equal(1, stats().by_arn[FIX.tn1])
+  end)
+
+  -- --request-timeout bounds every call, retry and wait (lua/fluence/retry.lua,
+  -- the Kubernetes client's policy): with the defaults a device throttled
+  -- forever took 4 calls of up to 10 s each and the waits between, ~55 s
+  describe("within --request-timeout", function()
+    it("throttled forever: asked again only while the wait fits, and says so", function()
+      control{ devices = { [FIX.ionq_forte] = { throttle = 1000 } } }
+      local by, notes = run(backends{ "ionq_forte" }, { request_timeout = 1.2,
+                                                        options = { braket_attempts = 10, braket_backoff = 0.5 } })
+      assert.are.same({ status = "UNKNOWN" }, by.ionq_forte)
+      assert.are.equal(1, #notes)
+      assert.matches("^braket%-live: ionq_forte: ThrottlingException: [^\n]*%(HTTP 429[^)]*%); gave up after [12] " ..
+                     "attempts?: another after [%d.]+ s would pass %-%-request%-timeout %(1%.2 s%)$", notes[1])
+      -- 0.5 s then 1 s of backoff: the second wait never fits in 1.2 s (10 calls without the budget)
+      local n = stats().by_arn[FIX.ionq_forte]
+      assert.is_true(n >= 1 and n <= 2, n .. " calls")
+    end)
+
+    it("an attempt gets at most what is left of it", function()
+      control{ devices = { [FIX.tn1] = { delay_ms = 3000 } } }
+      local by, notes = run(backends{ "tn1" }, { request_timeout = 0.5 })      -- braket_timeout: 10
+      assert.are.same({ status = "UNKNOWN" }, by.tn1)
+      assert.matches("^braket%-live: tn1: request failed: [^\n]*[Tt]imed? ?out after [45]%d%d milliseconds", notes[1])
+    end)
+
+    it("select --request-timeout reaches the provider", function()
+      local cli = require "support.cli"
+      control{ devices = { [FIX.ionq_forte] = { throttle = 1000 } } }
+      local dir = cli.tmpdir()
+      local attrs = cli.write(dir .. "/attrs.yaml", ("backends:\n  - name: forte\n    device_arn: %s\n" ..
+                                                    "  - name: garnet\n    device_arn: %s\n"):format(FIX.ionq_forte,
+                                                                                                  FIX.iqm_garnet))
+      local r = cli.run{ "select", "-f", cli.write(dir .. "/pod.yaml", cli.POD:format("min-queue")), "--attributes",
+                         attrs, "--offline", "--request-timeout", "0.3", timeout = 60,
+                         env = { AWS_ACCESS_KEY_ID = AK, AWS_SECRET_ACCESS_KEY = SK, AWS_REGION = "us-west-2",
+                                 AWS_ENDPOINT_URL_BRAKET = base, HOME = dir } }
+      cli.cleanup()
+      assert.are.equal(0, r.code, r.err)
+      assert.matches('selected backend "garnet"', r.err, 1, true)
+      assert.matches("braket%-live: forte: ThrottlingException: [^\n]*; gave up after [123] attempts?: another after " ..
+                     "[%d.]+ s would pass %-%-request%-timeout %(0%.3 s%)\n", r.err)
+    end)
   end)
 
   it("asks 20 devices at once: 20 x 200 ms well under a second or two", function()

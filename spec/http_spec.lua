@@ -56,6 +56,14 @@ describe("fluence.http", function()
     end)
   end
 
+  -- libcurl takes a timeout of 0 as none at all: a request that could wait
+  -- forever is refused
+  it("refuses timeout = 0 before any request is made", function()
+    local ok, err = pcall(http.request, { url = base .. "/", timeout = 0 })
+    assert.is_false(ok)
+    assert.matches("http request: timeout must be more than 0 seconds", err)
+  end)
+
   it("reports connection failures", function()
     local r, err = http.request{ url = "http://127.0.0.1:1/", timeout = 2 }
     assert.is_nil(r)

@@ -169,10 +169,10 @@ describe("fluence.inputs.read", function()
     local read = 'local e = require("fluence.errors"); local ok, r = e.try(require("fluence.inputs").read, {%q}); ' ..
                  'io.write(ok and tostring(#r[1].text) or r.message)'
     write(dir .. "/ten.yaml", "kind: 10\n\n")
-    assert.matches("ten.yaml: larger than 0 MiB (FLUENCE_MAX_INPUT",
+    assert.matches("ten.yaml: larger than 9 bytes (FLUENCE_MAX_INPUT",
       limited(9, read:format(dir .. "/ten.yaml"), "true"), 1, true)
     assert.are.equal("10", limited(10, read:format(dir .. "/ten.yaml"), "true"))
-    assert.matches("<stdin>: larger than 0 MiB", limited(100000, read:format("-"), "head -c 200000 /dev/zero"), 1, true)
+    assert.matches("<stdin>: larger than 100000 bytes (FLUENCE_MAX_INPUT", limited(100000, read:format("-"), "head -c 200000 /dev/zero"), 1, true)
     assert.are.equal("100000", limited(100000, read:format("-"), "head -c 100000 /dev/zero"))
   end)
 

@@ -8,6 +8,7 @@
 local json = require "fluence.json"
 local cli = require "support.cli"
 local envtest = require "support.envtest"
+local jgf_nodes = require "support.jgf_nodes"
 
 local PIN = "fluence.flux-framework.org/require-backend"
 
@@ -84,18 +85,7 @@ spec:
 
   -- The graph's node vertices (ours only: other specs may add nodes) and
   -- their children by type.
-  local function ours(doc)
-    local by_id, out = {}, {}
-    for _, n in ipairs(doc.graph.nodes) do by_id[n.id] = n.metadata end
-    for _, e in ipairs(doc.graph.edges) do
-      local parent, child = by_id[e.source], by_id[e.target]
-      if parent.type == "node" and parent.name:match("^graph%-") then
-        out[parent.name] = out[parent.name] or { meta = parent }
-        out[parent.name][child.type] = child
-      end
-    end
-    return out
-  end
+  local function ours(doc) return jgf_nodes(doc, "graph-") end
 
   it("fluence graph: each schedulable node with its cores, memory and GPUs, as Fluence builds it", function()
     local r = fluence{ "graph" }

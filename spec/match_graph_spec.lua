@@ -83,8 +83,8 @@ describe("JGF loader", function()
 
   local bad = {
     { "[]", "t.json:1:1: expected '{'" },
-    { '{"graph": {"nodes": []}}', "t.json:JGF does not contain a required key (edges)" },
-    { '{"nodes": []}', "t.json:JGF does not contain a required key (graph)" },
+    { '{"graph": {"nodes": []}}', "t.json: JGF does not contain a required key (edges)" },
+    { '{"nodes": []}', "t.json: JGF does not contain a required key (graph)" },
     { '{"graph": {"nodes": [{"id": "0"}], "edges": []}}', "t.json:1:22: node 0: metadata.type is required" },
     -- Fluxion refuses a node without a containment path ("malformed metadata")
     { '{"graph": {"nodes": [{"id": "0", "metadata": {"type": "x"}}], "edges": []}}',

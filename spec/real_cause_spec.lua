@@ -1,6 +1,8 @@
 -- Errors that name the real cause (issue 24, class 7): a file that does not
 -- end (a device, a FIFO's endless writer) is refused at its size limit with
--- its name (core/readfile.h), not "not enough memory"; a kubeconfig that is
+-- its name (core/readfile.h), not "not enough memory", and a credential or
+-- configuration file that is not a regular file is refused as what it is,
+-- before it is read; a kubeconfig that is
 -- wrong names the kubeconfig file first, located, exit 3 wherever it is
 -- read; answers that are not what an API server says (a redirect, an HTML
 -- page) are called what they are.
@@ -43,26 +45,35 @@ describe("files that do not end", function()
 
   it("a kubeconfig, a policy file, a jobspec that are /dev/zero", function()
     refused(run{ "select", "-f", pod, "--attributes", ATTRS, "--kubeconfig", "/dev/zero" }, 3,
-            "^fluence: /dev/zero: larger than 64 MiB[^\n]* %(a kubeconfig%)\n$")
+            "^fluence: /dev/zero: not a regular file %(a character device%) %(a kubeconfig%)\n$")
     refused(run{ "run", "/dev/zero", "-f", pod, "--attributes", ATTRS, "--offline" }, 3, "/dev/zero: larger than 64 MiB")
   end)
 
   it("a manifest from a device, at the manifest limit (FLUENCE_MAX_INPUT)", function()
     refused(run{ "select", "-f", "/dev/zero", "--offline", env = { FLUENCE_MAX_INPUT = "1000000" } }, 3,
-            "^fluence: cannot read /dev/zero: larger than 0 MiB %(FLUENCE_MAX_INPUT sets the limit in bytes%)\n$")
+            "^fluence: cannot read /dev/zero: larger than 1000000 bytes %(FLUENCE_MAX_INPUT sets the limit in bytes%)\n$")
   end)
 
   it("sys.read_file: the limit given, a directory, a missing file", function()
     local f = cli.write(dir .. "/ten", "0123456789")
-    assert.are.equal("0123456789", sys.read_file(f, 10))
-    local v, err = sys.read_file(f, 9)
+    assert.are.equal("0123456789", sys.read_file(f, { limit = 10 }))
+    local v, err = sys.read_file(f, { limit = 9 })
     assert.is_nil(v)
-    assert.matches("^" .. escape(f) .. ": larger than 0 MiB", err)
+    assert.are.equal(f .. ": larger than 9 bytes", err)
     assert.are.same({ nil, dir .. ": is a directory" }, { sys.read_file(dir) })
     assert.matches(": No such file or directory$", select(2, sys.read_file(dir .. "/absent")))
     v, err = sys.read_file("/dev/zero")
     assert.is_nil(v)
     assert.matches("^/dev/zero: larger than 64 MiB", err)
+  end)
+
+  it("a plugin's api.read_file: the one limit, and regular files on request", function()
+    local api = require("fluence.provider_api").new{}
+    local f = cli.write(dir .. "/ten", "0123456789")
+    assert.are.equal("0123456789", api.read_file(f, { limit = 5 }))     -- no limit of its own
+    assert.are.same({ nil, "/dev/zero: not a regular file (a character device)" },
+                    { api.read_file("/dev/zero", { regular = true }) })
+    assert.are.equal("", api.read_file("/dev/null", { regular = true }))
   end)
 
   it("AWS credentials that are not a regular file are refused, not waited on", function()
@@ -71,7 +82,7 @@ describe("files that do not end", function()
     assert(os.execute("mkfifo " .. cli.quote(fifo)))
     local creds, err = aws.credentials{ env = { AWS_SHARED_CREDENTIALS_FILE = fifo, AWS_CONFIG_FILE = dir .. "/none" } }
     assert.is_nil(creds)
-    assert.matches(escape(fifo) .. " %(AWS_SHARED_CREDENTIALS_FILE%) %[not a regular file%]", err)
+    assert.matches(escape(fifo) .. " %(AWS_SHARED_CREDENTIALS_FILE%) %[not a regular file %(a FIFO%)%]", err)
   end)
 end)
 
@@ -107,7 +118,7 @@ users:
       { "    certificate-authority: missing-ca.crt", "    token: t",
         ':9:5: cluster "k": certificate%-authority [^\n]*/missing%-ca%.crt: No such file or directory\n$' },
       { "    insecure-skip-tls-verify: true", "    tokenFile: /dev/zero",
-        ':13:5: user "u": tokenFile /dev/zero: larger than 64 MiB[^\n]*\n$' },
+        ':13:5: user "u": tokenFile /dev/zero: not a regular file %(a character device%)\n$' },
     } do
       local kc = kubeconfig(c[1], c[2])
       for _, args in ipairs{ { "select", "-f", pod, "--attributes", ATTRS, "--kubeconfig", kc },
@@ -127,41 +138,40 @@ users:
   end)
 end)
 
--- Answers no API server gives, from a plain HTTP stand-in where the server
--- should be (spec/support/http_server.py): named for what they are, on
+-- Answers no API server gives, from the stand-in API server's hostile modes
+-- (spec/support/kube_server.py: /_redirect, whose Location carries a
+-- password and a token; /_html, a login page): named for what they are, on
 -- every path that reads the cluster (one request, a list of them at once).
 describe("an API server that is not one", function()
-  local server = require "support.server"
-  local json = require "fluence.json"
+  local H = require "fixtures.kube.harness"
   local s, dir, pod
   setup(function()
-    s = server.start("spec/support/http_server.py", {})
+    s = H.start()
     dir, pod = cli.workdir()
   end)
   teardown(function() s:stop(); cli.cleanup() end)
 
-  local function kubeconfig(prefix)
-    return cli.write(dir .. "/" .. prefix .. ".yaml", json.encode{
-      apiVersion = "v1", kind = "Config", ["current-context"] = "c",
-      contexts = json.array{ { name = "c", context = { cluster = "k", user = "u" } } },
-      clusters = json.array{ { name = "k", cluster = { server = ("http://127.0.0.1:%d/%s"):format(s.port, prefix) } } },
-      users = json.array{ { name = "u", user = { token = "t" } } },
-    })
+  local function kubeconfig(mode)
+    return H.kubeconfig(s, { cluster = { server = s.url .. "/_" .. mode } }, { dir = dir, name = mode .. ".yaml" })
   end
 
   for _, c in ipairs{
-    { "redirect", 'redirected to "https://elsewhere%.invalid:8443/login" %(not followed%)' },
+    { "redirect", 'redirected to "https://127%.0%.0%.1:%d+/_moved/api/v1/namespaces/kube%-system/configmaps/' ..
+                  'fluence%-resources" %(not followed%)' },
     { "html", "answered text/html, not JSON %(HTTP 200%)" },
   } do
     it("a " .. c[1] .. ": said so, not 'has no data', not followed", function()
       local kc = kubeconfig(c[1])
       local r = run{ "select", "-f", pod, "--attributes", ATTRS, "--kubeconfig", kc, "--require-offerings" }
-      refused(r, 4, "^fluence: [^\n]*: cluster: GET http://127%.0%.0%.1:%d+/" .. c[1] ..
+      refused(r, 4, "^fluence: [^\n]*: cluster: GET https://127%.0%.0%.1:%d+/_" .. c[1] ..
                     "/api/v1/namespaces/kube%-system/configmaps/fluence%-resources: " .. c[2])
       assert.is_nil(r.err:find("has no data", 1, true))
       assert.is_nil(r.err:find("secret", 1, true))
-      refused(run{ "graph", "--kubeconfig", kc }, 4, "GET http://127%.0%.0%.1:%d+/" .. c[1] .. "/api/v1/[^\n]*" .. c[2])
-      refused(run{ "apply", "-f", pod, "--attributes", ATTRS, "--kubeconfig", kc, "--offline" }, 4, c[2])
+      assert.is_nil(r.err:find("\27", 1, true))
+      refused(run{ "graph", "--kubeconfig", kc }, 4, "GET https://127%.0%.0%.1:%d+/_" .. c[1] .. "/api/v1/[^\n]*" ..
+                                                     (c[1] == "html" and c[2] or "redirected to [^\n]* %(not followed%)"))
+      refused(run{ "apply", "-f", pod, "--attributes", ATTRS, "--kubeconfig", kc, "--offline" }, 4,
+              c[1] == "html" and c[2] or "redirected to [^\n]* %(not followed%)")
     end)
   end
 end)

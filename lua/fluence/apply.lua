@@ -42,6 +42,16 @@ function M.display_name(api_version, kind, name)
   return sys.escape(k .. "/" .. tostring(name or ""))
 end
 
+-- Raises an INPUT error at where when object obj (of a parsed manifest
+-- stream, where a v1 List's items are objects of their own) has an
+-- apiVersion, kind, namespace or name that cannot become a request path
+-- (kubeclient.check_ref): checked as soon as its file is read, before this
+-- run makes any request.
+function M.check_object(obj, where)
+  local why = kubeclient.check_ref(obj.apiVersion, obj.kind, obj.name, obj.namespace)
+  if why then errors.raise("INPUT", "%s: %s", where, why) end
+end
+
 local function expand(objects)
   local out = {}
   for at, o in ipairs(objects) do

@@ -61,8 +61,16 @@ function M.open(opts)
       local c = { context = name }
       setmetatable(c, { __index = function(t, k)
         if k ~= "client" then return nil end
-        local client = kubeclient.new{ kubeconfig = opts.kubeconfig, context = name, namespace = opts.namespace,
-                                       timeout = opts["request-timeout"] }
+        -- a client that cannot be made fails once: its kubeconfig is not
+        -- read (nor its exec plugin run, with its time limit) again
+        local failed = rawget(t, "client_error")
+        if failed then error(failed, 0) end
+        local ok, client = pcall(kubeclient.new, { kubeconfig = opts.kubeconfig, context = name,
+                                                   namespace = opts.namespace, timeout = opts["request-timeout"] })
+        if not ok then
+          rawset(t, "client_error", client)
+          error(client, 0)
+        end
         rawset(t, "client", client)
         rawset(t, "name", client.context)
         return client
@@ -171,6 +179,28 @@ function M.load(list, want)
     active = still
   end
   log.v(1, "clusters read in %.0f ms", (sys.monotonic() - t0) * 1000)
+end
+
+-- A note when what cluster c's nodes (and, with now, its pods) say went past
+-- the int64 range (8Ei of memory, a sum of requests that large): those
+-- figures were taken as 2^63-1, as the API server's own arithmetic
+-- saturates, rather than wrapping round (a full node shown free) or refusing
+-- the whole list.  nil when nothing did.
+function M.saturation_note(c, now)
+  local names, seen = {}, {}
+  local function add(n)
+    if not seen[n] then seen[n] = true; names[#names + 1] = n end
+  end
+  for _, n in ipairs(c.nodes or {}) do if n.saturated then add(n.name) end end
+  if now then
+    for name, u in pairs(c.usage or {}) do if u.saturated then add(name) end end
+  end
+  if #names == 0 then return nil end
+  table.sort(names)
+  local shown = #names > 5 and { table.unpack(names, 1, 5) } or names
+  return errors.format("context %q: quantities past 2^63-1 on node%s %s%s were taken as 9223372036854775807 " ..
+                       "(saturated, as the API server's arithmetic does)", M.name(c), #names == 1 and "" or "s",
+                       table.concat(shown, ", "), #names > 5 and (" and %d more"):format(#names - 5) or "")
 end
 
 -- ---------------------------------------------------------------- graphs

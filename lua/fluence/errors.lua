@@ -2,6 +2,7 @@
 --
 --   errors.raise("INPUT", "job.yaml:3:5: message")   -- never returns
 --   errors.raise("INPUT", "unknown provider %q", name)  -- %q: Go's, one line
+--   errors.brief(text)  -- text, or its start when long: what a message quotes
 --
 -- The C message handler passes these tables through untouched and main()
 -- prints "fluence: <message>" and exits with EXIT[code].  Any other error
@@ -39,6 +40,21 @@ function errors.format(fmt, ...)
     end
   end)
   return f:format(table.unpack(args, 1, args.n))
+end
+
+-- A text as a message (or a drop reason) quotes it: whole up to 80 bytes,
+-- else its first 60 (never half a UTF-8 character) and its length.  Policy
+-- texts and values from files may be megabytes: quoted whole, one message
+-- became a megabyte line, and a drop reason, given to every backend a stage
+-- drops, made the output and the audit grow with backends x policy length.
+-- (Plugins get it as ctx.brief.)
+local BRIEF_MAX, BRIEF_CUT = 80, 60
+function errors.brief(text)
+  text = tostring(text)
+  if #text <= BRIEF_MAX then return text end
+  local cut = BRIEF_CUT
+  while cut > 1 and (text:byte(cut + 1) or 0) & 0xC0 == 0x80 do cut = cut - 1 end
+  return ("%s... (%d bytes)"):format(text:sub(1, cut), #text)
 end
 
 function errors.raise(code, fmt, ...)

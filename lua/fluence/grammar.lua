@@ -51,13 +51,17 @@ local opchar = S "=<>!"
 local OPS = { ["="] = "=", ["=="] = "=", ["!="] = "!=", ["<"] = "<", ["<="] = "<=",
               [">"] = ">", [">="] = ">=" }
 
--- operator: any run of = < > ! ; a run that is not an operator is an error
-local op = Cmt(Cp() * C(opchar ^ 1), function(_, _, pos, o)
+-- operator: any run of = < > ! ; a run that is not an operator is an error,
+-- found while matching (so the first error in the text is the one told).
+-- The check returns no values: values a match-time capture returns stay on
+-- LPeg's stack to the end of the match, and 30,000 conditions overflowed it.
+local op = Cp() * C(Cmt(Cp() * opchar ^ 1, function(s, i, pos)
+  local o = s:sub(pos, i - 1)
   if not OPS[o] then
     throw(pos, ("bad operator %q (expected one of = != < <= > >=)"):format(o))
   end
-  return true, pos, OPS[o]
-end)
+  return true
+end)) / function(pos, o) return pos, OPS[o] end
 
 -- values -------------------------------------------------------------------
 local function unquote(q)
@@ -78,6 +82,8 @@ local quoted = quoted_with('"') + quoted_with("'")
 local barechar = 1 - S(",|\"'=<>!~ \t\r\n")
 local bare = barechar ^ 1
 
+local whole_number = number * -1    -- built once: a pattern is compiled on its first match
+
 local function mkvalue(pos, text, isq)
   local v = { text = text, pos = pos, quoted = isq }
   if isq then
@@ -85,7 +91,7 @@ local function mkvalue(pos, text, isq)
   else
     v.value = text
     -- a number must be finite: 1e999999 is a bad number, not infinity
-    local n = lpeg.match(number * -1, text) and tonumber(text)
+    local n = lpeg.match(whole_number, text) and tonumber(text)
     if n and n == n and math.abs(n) ~= math.huge then v.number = n end
   end
   return v

@@ -22,12 +22,19 @@ local function q(s)
   end) .. '"'
 end
 
+-- A count for a jobspec: n rounded up, at most 2^32-1 (a Fluxion jobspec's
+-- counts are 32-bit; a larger one is refused as malformed).  A request past
+-- that (8Ei of memory, 1e400 cores: quantities the API server takes) asks
+-- for the most a jobspec can, and cannot fit.  (Past 2^63 this was 0: a pod
+-- asking for exabytes fitted anywhere.)  The same rule as policies/fits.lua.
+local MAX_COUNT = 4294967295
 local function whole(n, what)
   if n == nil then return 0 end
   if type(n) ~= "number" or n < 0 or n ~= n then
     error(("%s must be a non-negative number, got %s"):format(what, tostring(n)), 0)
   end
-  return math.tointeger(math.ceil(n)) or 0
+  if n >= MAX_COUNT then return MAX_COUNT end
+  return math.tointeger(math.ceil(n))
 end
 
 local function sorted_keys(t)
@@ -74,7 +81,7 @@ function M.compute(request)
   if cpu < 1 then cpu = 1 end
   local with = { { type = "core", count = cpu } }
   local mem = whole(pod.memory, "pod.memory")
-  if mem > 0 then with[#with + 1] = { type = "memory", count = math.tointeger(math.ceil(mem / MB)) } end
+  if mem > 0 then with[#with + 1] = { type = "memory", count = whole(pod.memory / MB, "pod.memory") } end
   local gpu = whole(pod.gpu, "pod.gpu")
   if gpu > 0 then with[#with + 1] = { type = "gpu", count = gpu } end
   return render({ { type = "slot", count = pods, label = "default", with = with } }, { "virtual=false" })

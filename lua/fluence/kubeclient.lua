@@ -14,6 +14,8 @@
 --       same retries and messages as client:request
 --   client:resource(apiVersion, kind) -> {group=, version=, resource=, namespaced=}
 --   client:path(apiVersion, kind, namespace, name) -> "/apis/.../name"
+--   kubeclient.check_ref(apiVersion, kind [, name [, namespace]]) -> nil | why
+--       (resource and path raise an INPUT error with it, before any request)
 --
 -- Kinds map to resources through a built-in table, else discovery
 -- (GET /api/v1, /apis/GROUP/VERSION), cached per client.
@@ -22,10 +24,16 @@ local json = require "fluence.json"
 local errors = require "fluence.errors"
 local sys = require "fluence.sys"
 local http = require "fluence.http"
+local retry = require "fluence.retry"
 
 local M = {}
 
-M.MAX_RETRIES = 5          -- on 429 Too Many Requests
+-- 429 Too Many Requests is asked again, waiting Retry-After (default 1 s,
+-- capped), at most MAX_RETRIES times, and only while the whole request -
+-- every attempt and every wait - stays within its timeout
+-- (--request-timeout, retry.lua): a server answering 429 forever costs one
+-- timeout, not several.
+M.MAX_RETRIES = 5
 M.MAX_RETRY_AFTER = 10     -- seconds: a longer Retry-After is capped
 
 -- group -> kind -> {resource, namespaced}; any version of the group.
@@ -91,43 +99,24 @@ local function query_string(q)
 end
 M.query_string = query_string
 
--- --request-timeout: seconds as a number, or a kubectl duration ("30s",
--- "1m", "500ms", "1m30s", ".5s"); nil or 0 mean the default, 30 s.  The
--- command line (core/cli.c) has already refused anything else.
-function M.parse_timeout(v)
-  if v == nil then return 30 end
-  local n = tonumber(v)
-  if not n and type(v) == "string" and v:match("^[%d%.hms]+$") then
-    n = 0
-    local rest = v:gsub("([%d%.]+)(m?s?h?)", function(num, unit)
-      local f = ({ h = 3600, m = 60, s = 1, ms = 0.001 })[unit]
-      if not f or not tonumber(num) then return nil end
-      n = n + tonumber(num) * f
-      return ""
-    end)
-    if rest ~= "" then n = nil end
-  end
-  if not n or n < 0 or n ~= n or n == math.huge or (type(v) == "string" and v:match("^%s*0[xX]")) then
-    errors.raise("USAGE", "--request-timeout: %q is not a duration (seconds, or like 30s, 1m, 500ms)", tostring(v))
-  end
-  if n > 1e9 then -- the HTTP binding takes at most 1e9 s (milliseconds must fit a long)
-    errors.raise("USAGE", "--request-timeout: %q is more than 1000000000 seconds", tostring(v))
-  end
-  return n == 0 and 30 or n
-end
+-- --request-timeout (retry.lua: the one retry policy)
+M.parse_timeout = retry.parse_timeout
 
 local Client = {}
 Client.__index = Client
 
 function M.new(o)
   o = o or {}
-  local ok, cfg = pcall(kube.load, { kubeconfig = o.kubeconfig, context = o.context, namespace = o.namespace })
+  local timeout, given = M.parse_timeout(o.timeout)
+  -- an exec credential plugin gets --request-timeout when one is given
+  -- (else kube.load's own limit, 60 s: a login may take a while)
+  local ok, cfg = pcall(kube.load, { kubeconfig = o.kubeconfig, context = o.context, namespace = o.namespace,
+                                     exec_timeout = given and timeout or nil })
   if not ok then
     if errors.is(cfg) then error(cfg, 0) end
     cluster_error("cluster: " .. tostring(cfg))
   end
   local info = cfg:info()
-  local timeout = M.parse_timeout(o.timeout)
   return setmetatable({
     cfg = cfg, info = info, namespace = info.namespace, context = info.context,
     server = info.server, user = info.user, auth = info.auth,
@@ -161,6 +150,7 @@ local function failure(self, method, path, r, decoded)
   end
   local text = ("cluster: %s (HTTP %d %s)"):format(msg, code, REASONS[code] or "")
   text = text:gsub(" %)$", ")")
+  if r.gave_up then text = text .. "; " .. r.gave_up end
   if code == 401 then
     text = text .. ("; the server rejected the credentials of user %s (context %s, %s)")
       :format(sys.quote(self.user or ""), sys.quote(self.context or ""), self.auth or "none")
@@ -198,9 +188,16 @@ local function check_kind(self, method, path, r)
   end
 end
 
+-- req's time for its next attempt: what is left of the request's budget.
+local function with_time_left(self, req, budget)
+  req.timeout = budget:attempt()
+  req.connect_timeout = math.min(self.connect_timeout, req.timeout)
+  return req
+end
+
 -- One raw answer (or transport error) -> "retry", seconds | status, decoded,
 -- headers; raises the CLUSTER error a failure is.
-local function answer(self, method, path, r, err, tries)
+local function answer(self, method, path, r, err, tries, budget)
   if r then
     require("fluence.log").v(2, "HTTP %s %s%s -> %d (%.0f ms)", method, self.server or "", path,
                              r.status, (r.time or 0) * 1000)
@@ -208,9 +205,10 @@ local function answer(self, method, path, r, err, tries)
   if not r then
     cluster_error(("cluster: %s (context %s)"):format(err, sys.quote(self.context or "")), { network = true })
   end
-  if r.status == 429 and tries < M.MAX_RETRIES then
-    local wait = tonumber(r.headers["retry-after"]) or 1
-    return "retry", math.max(0, math.min(wait, M.MAX_RETRY_AFTER))
+  if r.status == 429 then
+    local wait = retry.after(r.headers["retry-after"], M.MAX_RETRY_AFTER)
+    r.gave_up = budget:gave_up(tries + 1, M.MAX_RETRIES + 1, wait)
+    if not r.gave_up then return "retry", wait end
   end
   if r.status < 400 then check_kind(self, method, path, r) end
   local decoded
@@ -222,53 +220,55 @@ local function answer(self, method, path, r, err, tries)
   return r.status, decoded, r.headers
 end
 
-function Client:request(method, path, body, content_type, query)
-  local req = raw_request(self, method, path, body, content_type, query)
-  local tries = 0
+-- One request to completion: attempts (429 asked again) within the deadline.
+-- text: a successful answer's body as text, not decoded.
+local function perform(self, method, path, req, text)
+  local budget, tries = retry.budget(self.timeout), 0
   while true do
-    local r, err = self.cfg:request(req)
-    local status, decoded, headers = answer(self, method, path, r, err, tries)
+    local r, err = self.cfg:request(with_time_left(self, req, budget))
+    if text and r and r.status < 400 and r.status ~= 429 then
+      require("fluence.log").v(2, "HTTP %s %s%s -> %d (%.0f ms)", method, self.server or "", path,
+                               r.status, (r.time or 0) * 1000)
+      check_kind(self, method, path, r)
+      return r.status, r.body, r.headers
+    end
+    local status, decoded, headers = answer(self, method, path, r, err, tries, budget)
     if status ~= "retry" then return status, decoded, headers end
     tries = tries + 1
     kube.sleep(decoded)
   end
 end
 
+function Client:request(method, path, body, content_type, query)
+  return perform(self, method, path, raw_request(self, method, path, body, content_type, query))
+end
+
 -- Like request, but the answer's body is returned as text, not decoded
 -- (fluence.kubelists reads large lists straight from it).
 function Client:request_text(method, path, query)
-  local req = raw_request(self, method, path, nil, nil, query)
-  local tries = 0
-  while true do
-    local r, err = self.cfg:request(req)
-    if r and r.status < 400 and r.status ~= 429 then
-      require("fluence.log").v(2, "HTTP %s %s%s -> %d (%.0f ms)", method, self.server or "", path,
-                               r.status, (r.time or 0) * 1000)
-      check_kind(self, method, path, r)
-      return r.status, r.body, r.headers
-    end
-    local status, wait = answer(self, method, path, r, err, tries)
-    if status ~= "retry" then return status, wait end
-    tries = tries + 1
-    kube.sleep(wait)
-  end
+  return perform(self, method, path, raw_request(self, method, path, nil, nil, query), true)
 end
 
 -- items: { {client, method, path, body, content_type, query, text = bool,
 --            max_body = bytes}, ... }
 -- (text: keep the body as text; max_body: refuse a larger answer).  Each result is {status =, body =, headers =}
 -- or {error = <CLUSTER error>}; answers of 429 are asked again (all of them
--- after the longest Retry-After), up to MAX_RETRIES times.
+-- after the longest Retry-After), as client:request does: each item within
+-- its own client's timeout, counted from the first attempt.
 function M.request_many(items)
-  local results, pending, tries = {}, {}, {}
-  for i = 1, #items do pending[#pending + 1] = i; tries[i] = 0 end
+  local results, pending, tries, budgets = {}, {}, {}, {}
+  for i = 1, #items do
+    pending[#pending + 1] = i
+    tries[i] = 0
+    budgets[i] = retry.budget(items[i][1].timeout)
+  end
   while #pending > 0 do
     local batch = {}
     for k, i in ipairs(pending) do
       local it = items[i]
       local req = raw_request(it[1], it[2], it[3], it[4], it[5], it[6])
       req.max_body = it.max_body
-      batch[k] = { it[1].cfg, req }
+      batch[k] = { it[1].cfg, with_time_left(it[1], req, budgets[i]) }
     end
     local answers = kube.request_many(batch)
     local again, wait = {}, 0
@@ -281,7 +281,8 @@ function M.request_many(items)
         ok, status = pcall(check_kind, it[1], it[2], it[3], r)
         if ok then status, body, headers = r.status, r.body, r.headers end
       else
-        ok, status, body, headers = pcall(answer, it[1], it[2], it[3], r.status and r or nil, r.error, tries[i])
+        ok, status, body, headers = pcall(answer, it[1], it[2], it[3], r.status and r or nil, r.error, tries[i],
+                                          budgets[i])
       end
       if not ok then
         results[i] = { error = errors.is(status) and status or errors.new("CLUSTER", tostring(status)) }
@@ -306,12 +307,81 @@ local function split_api_version(av)
 end
 M.split_api_version = split_api_version
 
+-- ------------------------------------------------ names that become paths
+-- An object's apiVersion, kind, namespace and name become the path of a
+-- request: they are checked against what Kubernetes allows before any
+-- request is made, so that apiVersion "../../api/v1/namespaces/kube-system/
+-- secrets/victim#" cannot send a PATCH (or a discovery GET) elsewhere.
+
+-- a DNS-1123 label (namespaces, each part of a group): [a-z0-9-], 63 at
+-- most, starting and ending with a letter or digit
+local function dns1123_label(s)
+  return #s >= 1 and #s <= 63 and s:match("^[a-z0-9][-a-z0-9]*$") ~= nil and s:sub(-1):match("[a-z0-9]") ~= nil
+end
+
+-- a DNS-1123 subdomain (API groups): labels joined by ".", 253 at most
+local function dns1123_subdomain(s)
+  if #s < 1 or #s > 253 then return false end
+  for label in (s .. "."):gmatch("([^.]*)%.") do
+    if not dns1123_label(label) then return false end
+  end
+  return true
+end
+
+-- a DNS-1035 label (versions; kinds, lowercased): as 1123, starting with a letter
+local function dns1035_label(s)
+  return dns1123_label(s) and s:match("^[a-z]") ~= nil
+end
+
+-- a value as a message shows it: quoted as Go's %q (it came from a file),
+-- a long one by its start
+local function shown(v)
+  return sys.quote(errors.brief(v))
+end
+
+-- nil, or why the object reference cannot be made a request path.  name and
+-- namespace are optional (a collection, a cluster-scoped kind).
+function M.check_ref(api_version, kind, name, namespace)
+  if type(api_version) ~= "string" or api_version == "" or type(kind) ~= "string" or kind == "" then
+    return "object without apiVersion or kind"
+  end
+  local group, version = api_version:match("^([^/]*)/([^/]*)$")
+  if not group then
+    if api_version:find("/", 1, true) then
+      return ("apiVersion %s is not GROUP/VERSION or VERSION"):format(shown(api_version))
+    end
+    version = api_version
+  elseif not dns1123_subdomain(group) then
+    return ("apiVersion %s: the group %s is not a DNS subdomain (lowercase letters, digits, '-' and '.')")
+      :format(shown(api_version), shown(group))
+  end
+  if not dns1035_label(version) then
+    return ("apiVersion %s: the version %s is not a DNS label (lowercase letters, digits and '-', " ..
+            "starting with a letter)"):format(shown(api_version), shown(version))
+  end
+  if #kind > 63 or not kind:match("^[A-Za-z][-A-Za-z0-9]*$") or kind:sub(-1) == "-" then
+    return ("kind %s is not a kind (letters, digits and '-', starting with a letter)"):format(shown(kind))
+  end
+  if namespace ~= nil and (type(namespace) ~= "string" or not dns1123_label(namespace)) then
+    return ("metadata.namespace %s is not a namespace name (a DNS label)"):format(shown(namespace))
+  end
+  if name ~= nil then
+    -- what the API server refuses in any name that is a path segment
+    if type(name) ~= "string" or name == "" or name == "." or name == ".." or name:find("[/%%]") then
+      return ("metadata.name %s cannot be a name (not empty, \".\" or \"..\", no '/' or '%%')"):format(shown(name))
+    end
+  end
+end
+
+local function check_ref(...)
+  local why = M.check_ref(...)
+  if why then errors.raise("INPUT", "%s", why) end
+end
+
 -- {group, version, resource, namespaced} for a kind, or raises.
 function Client:resource(api_version, kind)
+  check_ref(api_version, kind)
   local group, version = split_api_version(api_version)
-  if not version or version == "" or not kind or kind == "" then
-    errors.raise("INPUT", "object without apiVersion or kind")
-  end
   local b = BUILTIN[group] and BUILTIN[group][kind]
   if b then return { group = group, version = version, resource = b[1], namespaced = b[2] } end
   local gv = group == "" and version or (group .. "/" .. version)
@@ -329,7 +399,9 @@ function Client:resource(api_version, kind)
     self.discovery[gv] = list
   end
   for _, r in ipairs(list) do
-    if r.kind == kind and type(r.name) == "string" and not r.name:find("/", 1, true) then
+    -- a resource name from the server goes into paths too: a plain segment
+    if r.kind == kind and type(r.name) == "string" and r.name ~= "" and r.name ~= "." and r.name ~= ".."
+       and not r.name:find("[/%%?#]") then
       return { group = group, version = version, resource = r.name, namespaced = r.namespaced and true or false }
     end
   end
@@ -338,6 +410,7 @@ end
 
 -- The collection path (name nil) or the object path.
 function Client:path(api_version, kind, namespace, name)
+  check_ref(api_version, kind, name, namespace)
   local r = self:resource(api_version, kind)
   local base = r.group == "" and ("/api/" .. r.version) or ("/apis/" .. r.group .. "/" .. r.version)
   if r.namespaced then base = base .. "/namespaces/" .. urlencode(namespace or self.namespace) end

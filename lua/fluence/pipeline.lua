@@ -282,11 +282,11 @@ function pipeline.compile(text, opts)
         return nil, located(name, text, pos, e.msg)
       end
       return nil, located(name, text, st.pos,
-        errors.format("policy %q (%s): %s", st.text, entry.origin, tostring(e)))
+        errors.format("policy %q (%s): %s", errors.brief(st.text), entry.origin, tostring(e)))
     end
     if type(fn) ~= "function" then
       return nil, located(name, text, st.pos,
-        errors.format("policy %q (%s): compile returned %s, not a function", st.text, entry.origin, type(fn)))
+        errors.format("policy %q (%s): compile returned %s, not a function", errors.brief(st.text), entry.origin, type(fn)))
     end
     local set
     if type(reads) == "table" then
@@ -297,6 +297,7 @@ function pipeline.compile(text, opts)
     end
     self.stages[#self.stages + 1] = {
       text = st.text, word = st.word, head = entry.name, suffix = suffix, pos = st.pos,
+      dropped_by = ("dropped by %s"):format(errors.brief(st.text)),   -- the reason a plugin did not give
       tolerance = st.tolerance, args = st.args, origin = entry.origin,
       fn = fn, reads = set,
       call = { kind = "policy", name = entry.name, file = entry.origin, phase = "stage", budget = self.budget,
@@ -367,29 +368,29 @@ function Pipeline:run(backends, request)
     local ok, out, reasons = sandbox.call(st.fn, st.call, input, req)
     if not ok then
       if is_marker(out, Fail) then
-        return failed(errors.format("policy %q: %s", st.text, out.msg))
+        return failed(errors.format("policy %q: %s", errors.brief(st.text), out.msg))
       end
-      return failed(errors.format("policy %q (%s): %s", st.text, st.origin, tostring(out)), true)
+      return failed(errors.format("policy %q (%s): %s", errors.brief(st.text), st.origin, tostring(out)), true)
     end
     if type(out) ~= "table" then
-      return failed(("policy %q (%s): returned %s, not a list of backends")
-        :format(st.text, st.origin, type(out)), true)
+      return failed(errors.format("policy %q (%s): returned %s, not a list of backends",
+                                  errors.brief(st.text), st.origin, type(out)), true)
     end
     -- out is read raw: a plugin's metamethods must not run outside its
     -- budget; order_changed: the kept backends are not in their input order
     local next_pool, changed, next_input, next_index =
-      sandbox.stage_collect(out, pool, input, index, rec.kept, reasons, ("dropped by %s"):format(st.text),
+      sandbox.stage_collect(out, pool, input, index, rec.kept, reasons, st.dropped_by,
                             rec.dropped, result.dropped)
     if not next_pool then
-      return failed(("policy %q (%s): returned %s")
-        :format(st.text, st.origin, changed == "twice" and "a backend twice" or "a backend that was not in its input"),
+      return failed(errors.format("policy %q (%s): returned %s", errors.brief(st.text), st.origin,
+                                  changed == "twice" and "a backend twice" or "a backend that was not in its input"),
         true)
     end
     rec.order_changed = changed
     input, index = next_input, next_index
     pool = next_pool
     if #pool == 0 then
-      return failed(errors.format("policy %q eliminated all candidates", st.text))
+      return failed(errors.format("policy %q eliminated all candidates", errors.brief(st.text)))
     end
   end
   result.ok = true

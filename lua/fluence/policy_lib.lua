@@ -13,11 +13,13 @@
 --   ctx.condition(item)                       -> test, attr (require's
 --                                                conditions: min_X=N, X>=N, X=a|b)
 --   ctx.value(v)                              -> v as shown in a reason
+--   ctx.brief(text)                           -> text, or its start when long
 --   ctx.reason.missing(attr), ctx.reason.band(label, v, band, best [, fmt]),
 --   ctx.reason.wants(attr, v, wants)
 -- where band = { value = N, relative = bool, text = "5%" | "0.05" }.
 local policy_lib = {}
 local by_keys = require("fluence.order").by_keys
+local brief = require("fluence.errors").brief
 
 -- What the Go client's --cost-tol applies to: the cost and queue rankers.
 policy_lib.COST_TOL_ATTRS = { cost_usd = true, queue_size = true }
@@ -90,6 +92,8 @@ function policy_lib.extend(ctx, host)
   end
   ctx.reason = reason
 
+  ctx.brief = brief           -- errors.brief: a long policy text quoted by its start
+
   -- an attribute value as a reason shows it: 24, 0.3, "ONLINE"
   function ctx.value(v)
     if type(v) == "number" then return num(v) end
@@ -139,10 +143,19 @@ function policy_lib.extend(ctx, host)
       if not vals[1].number then ctx.error(("bad number %q"):format(vals[1].value), vals[1].pos) end
     end
     local n = vals[1].number
-    local wants = go and (op .. " " .. num(n)) or (op .. " " .. item.text:match("[=<>!]+%s*(.*)$"))
+    local wants = go and (op .. " " .. num(n)) or (op .. " " .. brief(item.text:match("[=<>!]+%s*(.*)$")))
     local numeric, eq = NUMERIC[op], op == "="
     local missing = reason.missing(attr)
     local wants_reason = memo(function(v) return reason.wants(attr, v, wants) end)
+    -- X=a|b|...: the values as sets, looked up once per backend (a loop
+    -- over them made a stage cost backends x values)
+    local nums, strs, bools = {}, {}, {}
+    for i = 1, #vals do
+      local w = vals[i]
+      if w.number then nums[w.number] = true end
+      strs[w.value] = true
+      if not w.quoted then bools[w.value] = true end
+    end
     return function(v)
       if v == nil then return false, missing end
       local tv = type(v)
@@ -151,14 +164,11 @@ function policy_lib.extend(ctx, host)
         if compare(op, v, n) then return true end
         return false, wants_reason(v)
       end
-      local any = false
-      for i = 1, #vals do                -- as ipairs, without a C call per value
-        local w = vals[i]
-        if w == nil then break end
-        if tv == "number" and w.number then any = any or v == w.number
-        elseif tv == "string" then any = any or v == w.value
-        elseif tv == "boolean" and not w.quoted then any = any or tostring(v) == w.value end
-      end
+      local any
+      if tv == "number" then any = v == v and nums[v] == true
+      elseif tv == "string" then any = strs[v] == true
+      elseif tv == "boolean" then any = bools[tostring(v)] == true
+      else any = false end
       if any == eq then return true end
       return false, wants_reason(v)
     end, attr

@@ -9,9 +9,15 @@
 --   api.http.request(req) / api.http.request_many(reqs, opts)     (see core/http.c)
 --   api.http.url_shown(url)  -- url without userinfo, query or fragment, for
 --                               a message (passwords and tokens stay out)
+--   api.http.budget() -> b   -- the time of one request with its retries:
+--                               --request-timeout (lua/fluence/retry.lua,
+--                               the retry policy of fluence's own requests):
+--                               b:left(), b:attempt(limit), b:gave_up(...)
 --   api.env(name) -> string | nil
 --   api.locate(name, text, line, col, msg) -> "name:line:col: msg" + source line + caret
---   api.read_file(path) -> text | nil, err
+--   api.read_file(path [, {regular = true}]) -> text | nil, err  (sys.read_file
+--                        within the 64 MiB of any file; regular: a regular
+--                        file only, never waited on, as for credentials)
 --   api.now() -> seconds; api.monotonic() -> seconds
 --   api.log(fmt, ...)    -- stderr, only with -v (never log secrets); -vv also
 --                           shows every HTTP request's method, URL without
@@ -64,7 +70,8 @@ local function copy(mod, names)
   return t
 end
 
--- new{cluster = {offerings = fn}} -> api  (verbosity: fluence.log)
+-- new{cluster = {offerings = fn}, request_timeout = --request-timeout}
+--   -> api  (verbosity: fluence.log)
 function M.new(opts)
   opts = opts or {}
   local function say(fmt, ...)
@@ -83,6 +90,8 @@ function M.new(opts)
     else logger.v(2, "HTTP %s %s -> %d (%.0f ms)", req.method or "GET", url, resp.status, (resp.time or 0) * 1000) end
   end
   local request, request_many = waiting(http.request), waiting(http.request_many)
+  local retry = require "fluence.retry"
+  local request_timeout = retry.parse_timeout(opts.request_timeout)
   local logged_http = {
     request = function(req)
       local r, err = request(req)
@@ -95,6 +104,7 @@ function M.new(opts)
       return rs
     end,
     url_shown = http.url_shown,
+    budget = function() return retry.budget(request_timeout) end,
   }
   local cluster = {}
   for k, v in pairs(opts.cluster or {}) do cluster[k] = type(v) == "function" and waiting(v) or v end
@@ -105,7 +115,11 @@ function M.new(opts)
     http = logged_http,
     env = sys.getenv,
     locate = sys.locate,
-    read_file = sys.read_file,
+    -- the one reader (core/readfile.c) at its one limit: a plugin may ask
+    -- for a regular file only, not for a larger limit
+    read_file = function(path, o)
+      return sys.read_file(path, type(o) == "table" and o.regular and { regular = true } or nil)
+    end,
     now = sys.now,
     monotonic = sys.monotonic,
     log = function(fmt, ...) logger.v(1, fmt, ...) end,

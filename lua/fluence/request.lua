@@ -16,6 +16,15 @@ local POLICY, BACKEND, SHOTS = P .. "select-policy", P .. "select-backend", P ..
 local CANDIDATES, CONSTRAINTS, PIN = P .. "select-candidates", P .. "select-constraints", P .. "require-backend"
 local DURATION = P .. "duration"
 
+local MAX_COUNT = 4294967295   -- a Fluxion jobspec's counts are 32-bit
+
+local function sorted(t)
+  local ks = {}
+  for k in pairs(t) do ks[#ks + 1] = k end
+  table.sort(ks)
+  return ks
+end
+
 -- The first of keys set in the first of t1..t4 that has one.
 local function first(keys, t1, t2, t3, t4)
   for _, t in ipairs{ t1, t2, t3, t4 } do
@@ -86,7 +95,30 @@ local function pod_resources(t, where, locate)
   pod.cpu = math.max(1, math.ceil(pod.cpu - 1e-9))
   pod.memory = math.ceil(pod.memory)
   pod.gpu = math.ceil(pod.gpu)
+  -- past what a jobspec counts (2^32-1 cores, GPUs or MiB; 8Ei, 1e400: the
+  -- API server takes them) the jobspecs ask for their most (jobspecs.lua,
+  -- fits.lua): remember which, to say so
+  local over = {}
+  local LIMIT = { cpu = MAX_COUNT, memory = MAX_COUNT * 1048576, gpu = MAX_COUNT }
+  for _, k in ipairs{ "cpu", "memory", "gpu" } do
+    if pod[k] > LIMIT[k] then over[#over + 1] = k end
+  end
+  for _, t in ipairs(sorted(pod.virtual)) do
+    if pod.virtual[t] > MAX_COUNT then over[#over + 1] = t end
+  end
+  if #over > 0 then pod.saturated = over end
   return pod
+end
+
+-- The note a request whose pod asks for more than a jobspec can count gets
+-- where it is matched (fits), or nil.
+function request.saturation_note(req)
+  local over = req.pod and req.pod.saturated
+  if not over then return nil end
+  return ("%s: the pod's %s request%s more than a Fluxion jobspec counts (2^32-1%s): %s as that much " ..
+          "(saturated), which no node holds"):format(req.where or "?", table.concat(over, ", "),
+          #over == 1 and " is" or "s are", (over[1] == "memory" and #over == 1) and " MiB" or "",
+          #over == 1 and "taken" or "taken")
 end
 
 -- The template whose select-* annotations count when the object has no

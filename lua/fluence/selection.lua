@@ -10,6 +10,8 @@
 --     how.policy_file: `fluence run POLICY.lua` (decides every Fluence object)
 --     how.explain:     also keep every backend and stage for explain
 --     how.objects_json: give every object its edited JSON (o.json), for apply
+--     how.check_object(obj, where, stream): called for every object as soon
+--       as its file is parsed (apply: its request paths are checked)
 --     how.inputs, how.clusters, how.api, how.policies: what fluence.testing
 --       stands in with: the files ({name =, text =} as inputs.read gives),
 --       the clusters' source, provider API overrides, a policy registry
@@ -85,7 +87,7 @@ local function registries(args, clusters, how)
   local plugins = require "fluence.plugins"
   local opts = args.opts
   local api = provider_api.new{ verbose = opts.verbose, cluster = { offerings = clusters.offerings },
-                                overrides = how.api }
+                                request_timeout = opts["request-timeout"], overrides = how.api }
   return {
     policies = how.policies or plugins.load_policies{ dirs = opts["policy-dir"] },
     providers = plugins.load_providers{ dirs = opts["provider-dir"], api = api },
@@ -400,6 +402,11 @@ local function live_graphs(ctx, graphs, notes, run_notes)
     return nil
   end
   graphs["*"] = full
+  local sat = cluster.saturation_note(c, c.usage ~= nil)
+  if sat then
+    notes[#notes + 1] = sat
+    if run_notes then run_notes[sat] = true end
+  end
   local now = full
   if c.usage then now = cluster.graph(c, true)
   else
@@ -496,6 +503,8 @@ local function decide(ctx, req, how)
   local pool = narrow(backends, req, offered, dropped)
   if #pool == 0 then return no_candidates(d, #backends, dropped) end
   if uses_fits(pl) then
+    local sat = request_mod.saturation_note(req)
+    if sat then d.notes[#d.notes + 1] = sat end
     local graphs, now_graphs = graphs_for(ctx, pool, offered, d.notes, d.run_notes)
     req = setmetatable({ graphs = graphs, now_graphs = now_graphs }, { __index = req })
   end
@@ -580,6 +589,8 @@ local function decide_many(ctx, req, how)
   src.current = nil
   if #pool == 0 then return no_candidates(d, #d.all, dropped) end
   if uses_fits(pl) then
+    local sat = request_mod.saturation_note(req)
+    if sat then note(sat) end
     local graphs, now_graphs = {}, {}
     if args.opts.graph and args.opts.graph[1] or args.opts.offline then
       local g, ng = graphs_for(ctx, pool, nil, d.notes)
@@ -591,6 +602,8 @@ local function decide_many(ctx, req, how)
         if full then
           graphs[name] = full
           now_graphs[name] = c.usage and cluster.graph(c, true) or full
+          local sat = cluster.saturation_note(c, c.usage ~= nil)
+          if sat then note(sat, true) end
           if not c.usage then
             note(errors.format("cannot list the pods running on context %q (%s): fits:now matches against " ..
                                "capacity, not what runs now", cluster.name(c),
@@ -716,8 +729,9 @@ local function report(rec, said, cluster)
     end
   end
   local on = rec.context and (" on context %s"):format(quote(rec.context)) or ""
+  -- the policy quoted briefly (errors.brief): a 1 MB policy is not a 1 MB line
   lines[#lines + 1] = ("selected backend %s%s for %s (policy %s)\n"):format(quote(rec.chosen), on, describe(rec.object),
-                                                                          quote(rec.pipeline.text))
+                                                                          quote(errors.brief(rec.pipeline.text)))
   -- what follows depends on the decision alone: made once for all the
   -- objects that share it
   local tail = d.report_tail
@@ -759,6 +773,13 @@ function selection.run(args, how)
     if not s then errors.raise("INPUT", "%s", err) end
     streams[i] = { stream = s, name = f.name, objects = every and s:objects() or s:active(), every = every }
     for _, w in ipairs(s:warnings()) do warn("warning: " .. w .. "\n") end
+    -- how.check_object(obj, where, stream): apply's check of what will
+    -- become request paths, before any request of this run
+    if how.check_object then
+      for _, obj in ipairs(streams[i].objects) do
+        how.check_object(obj, ("%s:%d:%d"):format(f.name, obj.line or 1, obj.col or 1), s)
+      end
+    end
   end
 
   -- said: run-wide notes already on stderr, per cluster (kubeconfig and

@@ -73,7 +73,12 @@ end
 local VALGRIND = "valgrind -q --error-exitcode=99 --leak-check=full " ..
                  "--errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect"
 
--- run{args...; stdin=, env={K=V|false}, cwd=, bin=, valgrind=bool} -> {out=, err=, code=}
+-- run{args...; stdin=, env={K=V|false}, cwd=, bin=, valgrind=bool, timeout=s}
+--   -> {out=, err=, code=}
+-- timeout: a hang detector for specs of bounded waits, not a measure: past
+-- it the run is killed (code 124, or 137 when it ignored SIGTERM), so a
+-- wait that never ends fails the spec instead of stalling the suite.
+-- Under valgrind it is tripled.
 function M.run(args)
   local base = os.tmpname()
   local parts = {}
@@ -88,9 +93,11 @@ function M.run(args)
     else assign[#assign + 1] = k .. "=" .. quote(v) end
   end
   parts[#parts + 1] = "env " .. table.concat(unset, " ") .. " " .. table.concat(assign, " ")
-  if args.valgrind or (os.getenv("FLUENCE_VALGRIND") and args.valgrind ~= false) then
-    parts[#parts + 1] = VALGRIND
+  local valgrind = args.valgrind or (os.getenv("FLUENCE_VALGRIND") and args.valgrind ~= false)
+  if args.timeout then
+    parts[#parts + 1] = ("timeout -k 5 %d"):format(math.ceil(args.timeout * (valgrind and 3 or 1)))
   end
+  if valgrind then parts[#parts + 1] = VALGRIND end
   parts[#parts + 1] = quote(args.bin or M.bin)
   for _, a in ipairs(args) do parts[#parts + 1] = quote(a) end
   local stdin = "/dev/null"

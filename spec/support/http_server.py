@@ -5,9 +5,6 @@ GET /echo            -> JSON {method, path, headers, body}
 GET /delay?ms=N      -> waits N ms, then 200 "ok"
 GET /status/N        -> status N with a short body
 GET /big?bytes=N     -> N bytes of "x"
-/redirect/...        -> 302 to https://elsewhere.invalid:8443/login?token=secret
-                        (Location with userinfo: https://u:p@...)
-/html/...            -> 200 text/html: a login page, as a proxy answers
 Writes its port to --port-file once listening.
 """
 import argparse, json, threading, time
@@ -45,13 +42,6 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(int(u.path.split("/")[2]), "status body")
         elif u.path == "/big":
             self.reply(200, "x" * int(q.get("bytes", ["0"])[0]))
-        elif u.path.startswith("/redirect/"):
-            self.send_response(302)
-            self.send_header("Location", "https://u:p@elsewhere.invalid:8443/login?token=secret")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-        elif u.path.startswith("/html/"):
-            self.reply(200, "<!DOCTYPE html><html><body>Please log in</body></html>", "text/html; charset=utf-8")
         else:
             self.reply(404, "not found")
 

@@ -8,7 +8,20 @@ Faults, as prefixes of the server URL in a kubeconfig:
   /_500/...       500 InternalError
   /_429N/...      the first N requests under this prefix get 429 with
                   Retry-After: 1, then the request is served
+  /_429always/... 429 forever, Retry-After: 1
+  /_429bare/...   429 forever, no Retry-After
+  /_429raS/...    429 forever, Retry-After: S (seconds)
+  /_429slowMS/... 429 forever, Retry-After: 1, each answer after MS milliseconds
   /_delayMS/...   answers after MS milliseconds (a distant cluster)
+  /_redirect/...  302 to /_moved/... on this server, the Location with a
+                  password and a token in it (https://u:p@.../?token=secret:
+                  never to be shown); followed, it shows in the request log
+                  with mode "moved"
+  /_loop/...      301 to the same URL, forever
+  /_html/...      200 text/html: a login page, terminal escapes and all
+  /_huge/...      200 JSON that never ends (written until the client hangs up)
+  /_drip/...      200, Content-Length 1 MB, one byte every 0.2 s
+  /_stall/...     200, Content-Length 1000, ten bytes, then nothing for 60 s
 and --huge-configmap BYTES: kube-system/fluence-resources with a body of that
 size (a real server caps a ConfigMap at 1 MiB).
 
@@ -88,16 +101,19 @@ class Handler(BaseHTTPRequestHandler):
             self.rfile.read(n)
         path = u.path
         mode = None
-        m = re.match(r"^/_(slow|500|429\d+|delay\d+)(/.*)$", path)
+        m = re.match(r"^/_(slow|500|429always|429bare|429ra\d+|429slow\d+|429\d+|delay\d+|redirect|moved|loop|html|huge|drip|stall)"
+                     r"(/.*)$", path)
         if m:
             mode, path = m.group(1), m.group(2)
         user, how = self.authenticate()
         if ARGS.request_log:
             with LOCK, open(ARGS.request_log, "a") as f:
                 f.write(json.dumps({"method": self.command, "path": path, "query": q, "user": user,
-                                    "auth": how, "t": arrived}) + "\n")
+                                    "auth": how, "t": arrived, "mode": mode}) + "\n")
         if mode == "slow":
             time.sleep(60)
+            return
+        if mode and self.hostile(mode, path):
             return
         if mode and mode.startswith("delay"):
             time.sleep(int(mode[5:]) / 1000.0)
@@ -115,6 +131,63 @@ class Handler(BaseHTTPRequestHandler):
         self.send_json(*self.route(self.command, path, user))
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = handle_any
+
+    def hostile(self, mode, path):
+        """The answers of a broken or hostile server; True when one was given."""
+        if mode in ("429always", "429bare") or mode.startswith("429ra") or mode.startswith("429slow"):
+            if mode.startswith("429slow"):
+                time.sleep(int(mode[7:]) / 1000.0)
+            headers = {"Retry-After": mode[5:]} if mode.startswith("429ra") else \
+                      {} if mode == "429bare" else {"Retry-After": "1"}
+            self.send_json(*status(429, "TooManyRequests", "Too many requests, please try again later."), headers)
+            return True
+        if mode in ("redirect", "loop"):
+            target = ("/_moved" if mode == "redirect" else "/_loop") + self.path[len("/_" + mode):]
+            userinfo = ""
+            if mode == "redirect":
+                userinfo = "u:p@"
+                target += ("&" if "?" in target else "?") + "token=secret"
+            self.send_response(302 if mode == "redirect" else 301)
+            self.send_header("Location", "https://%s127.0.0.1:%d%s" % (userinfo, self.server.server_address[1], target))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return True
+        if mode == "html":
+            body = b"<html><head><title>Sign in</title></head><body>\x1b[31mSession expired\x1b[0m</body></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return True
+        try:
+            if mode == "huge":
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                chunk = b'"' + b"x" * 65536 + b'",'
+                frame = b"%x\r\n%s\r\n" % (len(chunk), chunk)
+                self.wfile.write(b"1\r\n[\r\n")
+                for _ in range(16384):            # 1 GiB at most
+                    self.wfile.write(frame)
+                return True
+            if mode in ("drip", "stall"):
+                # a promised length, then a byte every 0.2 s, or ten and nothing
+                length, first, pause, more = (1000000, b" ", 0.2, True) if mode == "drip" else \
+                                             (1000, b'{"kind": "', 60, False)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(length))
+                self.end_headers()
+                for _ in range(length if more else 1):
+                    self.wfile.write(first)
+                    self.wfile.flush()
+                    time.sleep(pause)
+                return True
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
+            return True
+        return False          # "moved": served as usual
 
     def route(self, method, path, user):
         parts = [p for p in path.split("/") if p]

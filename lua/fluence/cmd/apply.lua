@@ -54,7 +54,9 @@ function cmd.run(args)
   local ok, selection = pcall(require, "fluence.selection")
   if not ok then errors.raise("USAGE", "%s: not available in this build (no selection engine)", args.verb) end
 
-  local res = selection.run(args, { objects_json = true })   -- raises on any failed selection: nothing applied
+  -- raises on any failed selection, or any object whose apiVersion, kind,
+  -- namespace or name cannot be a request path: nothing applied
+  local res = selection.run(args, { objects_json = true, check_object = require("fluence.apply").check_object })
   if mode == "client" then
     local apply = require "fluence.apply"
     local out

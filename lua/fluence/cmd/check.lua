@@ -313,7 +313,7 @@ function cmd.run(args)
     elseif what then
       -- a manifest may be as large as select takes (FLUENCE_MAX_INPUT); any
       -- other file, the limit of every file that is not a manifest
-      local text, err = sys.read_file(f.path, what == "manifest" and sys.max_input() or nil)
+      local text, err = sys.read_file(f.path, what == "manifest" and { limit = sys.max_input() } or nil)
       if not text then bad(err)
       elseif what == "manifest" then check_manifest(f.path, text)
       elseif what == "policy" or what == "provider" then check_plugin(f.path, text, what)

@@ -35,6 +35,8 @@ function cmd.run(args)
     if c.offerings_error then
       notes[#notes + 1] = errors.format("note: context %q: no offerings in the graph (%s)\n", name, c.offerings_error.message)
     end
+    local sat = cluster.saturation_note(c, opts.now)
+    if sat then notes[#notes + 1] = "note: " .. sat .. "\n" end
     if opts.now and c.usage_error then
       notes[#notes + 1] = errors.format("note: context %q: cannot list the pods (%s): the graph shows capacity, " ..
                                         "not what is free now\n", name, c.usage_error.message)

@@ -139,16 +139,17 @@ function stubs.new(o)
       return out
     end,
     url_shown = require("fluence.http").url_shown,   -- no I/O: the real one
+    budget = function() return require("fluence.retry").budget(30) end,   -- answers are instant: the default
   }
 
   local function getenv(name) return env[name] end
 
-  local function read_file(path)
+  local function read_file(path, o)
     path = tostring(path)
     if files[path] ~= nil then return tostring(files[path]) end
     local real = path
     if path:sub(1, 1) ~= "/" and base ~= "." and not own[path] then real = base .. "/" .. path end
-    local text, err = sys.read_file(real)
+    local text, err = sys.read_file(real, type(o) == "table" and o.regular and { regular = true } or nil)
     if not text then return nil, err end
     return text
   end
