@@ -86,10 +86,11 @@ static int cachefile_read(lua_State *L)
     luaL_argcheck(L, limit >= 0, 2, "a limit in bytes");
     char *data;
     size_t len;
-    int err = fluence_readfile(path, (size_t)limit, FLUENCE_READ_REGULAR, &data, &len);
+    char why[FLUENCE_READ_WHY];
+    int err = fluence_readfile(path, (size_t)limit, FLUENCE_READ_REGULAR, &data, &len, why);
     if (err) {
         lua_pushnil(L);
-        fluence_push_read_error(L, path, err, (size_t)limit);
+        fluence_push_read_error(L, path, why);
         lua_pushboolean(L, err == ENOENT);
         return 3;
     }
