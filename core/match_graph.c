@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "escape.h"
-#include "match.h"
+#include "match_graph.h"
 
 /* ------------------------------------------------------------ string pool */
 

@@ -22,8 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "match.h"
 #include "match_reapi.h"
+#include "match_writers.h"
 
 typedef void *(*new_fn)(void);
 typedef void (*destroy_fn)(void *);
@@ -87,9 +87,8 @@ static void json_str(char *dst, size_t n, const char *s)
 
 mreapi *mr_open(const char *lib, const char *graph_text, const char *policy, int format, char *err, size_t errlen)
 {
-    static const char *const formats[] = {"simple", "rv1", "rv1_nosched", "jgf"};
     err[0] = 0;
-    if (format < MFMT_SIMPLE || format > MFMT_JGF) {
+    if (!mw_format_name(format)) {
         snprintf(err, errlen, "unknown match format");
         return NULL;
     }
@@ -138,7 +137,7 @@ mreapi *mr_open(const char *lib, const char *graph_text, const char *policy, int
     char pol[256], opts[400];
     json_str(pol, sizeof pol, policy && *policy ? policy : "first");
     snprintf(opts, sizeof opts, "{\"load_format\":\"jgf\",\"matcher_policy\":\"%s\",\"match_format\":\"%s\"}", pol,
-             formats[format]);
+             mw_format_name(format));
     r->clear(r->ctx);
     if (init(r->ctx, graph_text, opts) != 0) {
         snprintf(err, errlen, "Fluxion: ");

@@ -27,57 +27,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
-#include "match.h"
+#include "mbuf.h"
+#include "match_sort.h"
+#include "match_writers.h"
 
 /* ------------------------------------------------------------ small utils */
 
-/* room for need more bytes and the NUL */
-static void mbuf_grow(mbuf *b, size_t need)
+static const char *const format_names[] = {"simple", "rv1", "rv1_nosched", "jgf"};
+
+int mw_format(const char *name)
 {
-    if (b->oom || b->n + need + 1 <= b->cap) return;
-    size_t nc = b->cap ? b->cap : 64;
-    while (b->n + need + 1 > nc) nc *= 2;
-    char *p = realloc(b->d, nc);
-    if (!p) {
-        b->oom = 1;
-        return;
-    }
-    b->d = p;
-    b->cap = nc;
+    for (int i = 0; i < 4; i++)
+        if (name && !strcmp(name, format_names[i])) return i;
+    return -1;
 }
 
-void mbuf_add(mbuf *b, const char *s, size_t n)
+const char *mw_format_name(int format)
 {
-    mbuf_grow(b, n);
-    if (b->oom) return;
-    memcpy(b->d + b->n, s, n);
-    b->n += n;
-    b->d[b->n] = 0;
-}
-
-void mbuf_puts(mbuf *b, const char *s)
-{
-    mbuf_add(b, s, strlen(s));
-}
-
-void mbuf_printf(mbuf *b, const char *fmt, ...)
-{
-    char tmp[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n < 0) return;
-    if ((size_t)n < sizeof tmp) {
-        mbuf_add(b, tmp, (size_t)n);
-        return;
-    }
-    mbuf_grow(b, (size_t)n);
-    if (b->oom) return;
-    va_start(ap, fmt);
-    vsnprintf(b->d + b->n, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->n += (size_t)n;
+    return format >= MFMT_SIMPLE && format <= MFMT_JGF ? format_names[format] : NULL;
 }
 
 static int cmp_ll(const void *a, const void *b)
@@ -169,7 +136,8 @@ static bool within_range(const hrange *a, const hrange *b)
     return prefix_cmp(a, b) == 0 && !a->single && !b->single;
 }
 
-char *mw_hostlist(const char *const *names, size_t n)
+/* flux-core's hostlist encoding of names in order ("node[0-3,7],login1"). */
+static char *mw_hostlist(const char *const *names, size_t n)
 {
     hrange *hr = malloc((n ? n : 1) * sizeof *hr);
     if (!hr) return NULL;
@@ -412,7 +380,7 @@ static int sort_rankhosts(rankhost *rh, size_t n)
             keys[i] = rh[i].rank;
             idx[i] = (uint32_t)i;
         }
-        if (m_std_sort(keys, idx, (uint32_t)n, false) == 0) {
+        if (msort_pairs(keys, idx, (uint32_t)n, false) == 0) {
             memcpy(tmp, rh, n * sizeof *tmp);
             for (size_t i = 0; i < n; i++) rh[i] = tmp[idx[i]];
             rc = 0;

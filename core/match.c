@@ -22,8 +22,11 @@
 #include <unistd.h>
 #include <lauxlib.h>
 #include <lua.h>
-#include "match.h"
+#include "match_dfu.h"
+#include "match_graph.h"
+#include "match_jobspec.h"
 #include "match_reapi.h"
+#include "match_writers.h"
 #include "readfile.h"
 
 #define GRAPH_MT "fluence.match.graph"
@@ -419,7 +422,7 @@ static int l_new(lua_State *L)
     } else if (lua_isstring(L, 2)) {
         policy = lua_tostring(L, 2);
     }
-    int format = m_format(fmtname);
+    int format = mw_format(fmtname);
     if (format < 0) {
         lua_pushnil(L);
         lua_pushfstring(L, "unknown match format %s (simple, rv1, rv1_nosched or jgf)", fmtname);
