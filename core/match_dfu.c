@@ -1935,6 +1935,109 @@ static bool known_type(void *ctx, const char *type)
     return t >= 0 && t < m->nknown && m->known[t];
 }
 
+/* ------------------------------------------------- one request per type */
+
+/* allocate: now or not at all (EBUSY) */
+static int allocate(matcher *m, const cres *R, int nR, bool x)
+{
+    int rc = select_at(m, R, nR, x);
+    if (rc != 0) m->fx_errno = EBUSY;
+    return rc;
+}
+
+/* allocate_with_satisfiability: now, else a second selection at the end of
+ * time decides only errno: busy now (EBUSY) or never (ENODEV) */
+static int allocate_w_sat(matcher *m, const cres *R, int nR, bool x)
+{
+    int rc = select_at(m, R, nR, x);
+    if (rc != 0) {
+        m->fx_errno = EBUSY;
+        sat_select(m, R, nR, x);
+    }
+    return rc;
+}
+
+/* allocate_orelse_reserve: now, else reserved at the earliest time the
+ * root's planners have room (schedule's loop over the candidate times),
+ * else never when even that search finds none */
+static int allocate_orelse_reserve(matcher *m, const cres *R, int nR, bool x)
+{
+    int rc = select_at(m, R, nR, x);
+    if (rc == 0) return 0;
+    m->alloc_type = AT_RESERVE;
+    tsearch ts;
+    if (ts_init(&ts, m, m->duration) < 0) {
+        ts_free(&ts);
+        m->fx_errno = ENOMEM;
+        return -1;
+    }
+    /* schedule's for loop: the next candidate is sought after every try,
+     * the one that succeeds too */
+    for (int64_t t = ts_first(&ts); t != -1 && rc; t = ts_scan(&ts)) {
+        m->at = t;
+        rc = select_at(m, R, nR, x);
+    }
+    ts_free(&ts);
+    if (rc < 0 && (m->fx_errno == ENOENT || m->fx_errno == ERANGE)) {
+        m->at = 0;
+        m->fx_errno = EBUSY;
+        sat_select(m, R, nR, x);
+    }
+    return rc;
+}
+
+/* dfu_traverser_t::run's update: the selection made a job at m->at; the
+ * walk along its marks allocates and emits into out.  0, or -1 with errno
+ * in m->fx_errno (none when the marks lead nowhere). */
+static int update(matcher *m, emit *out)
+{
+    if (m->at == GRAPH_END) {
+        m->fx_errno = EBUSY;
+        return -1;
+    }
+    if (m->at < 0 || m->at > GRAPH_END) {
+        m->fx_errno = EINVAL;
+        return -1;
+    }
+    if (m->at + m->duration > GRAPH_END) m->duration = GRAPH_END - m->at;
+    if (m->njobs == m->jobcap) {
+        size_t nc = m->jobcap ? m->jobcap * 2 : 16;
+        job *p = realloc(m->jobs, nc * sizeof *p);
+        if (!p) {
+            m->fx_errno = ENOMEM;
+            return -1;
+        }
+        m->jobs = p;
+        m->jobcap = nc;
+    }
+    job *j = &m->jobs[m->njobs++];
+    memset(j, 0, sizeof *j);
+    j->id = m->counter;
+    j->at = m->at;
+    j->duration = m->duration;
+    j->state = m->at == 0 ? 0 : 1;
+    m->epoch++; /* the update walk has colors of its own */
+    int64_t stack_acc[8], *acc = m->npt <= 8 ? stack_acc : calloc((size_t)m->npt, sizeof *acc);
+    bool acc_set = false;
+    if (acc) {
+        memset(acc, 0, (size_t)m->npt * sizeof *acc);
+        upd_dfv(m, j, out, (uint32_t)m->g->root, m->root_needs, m->root_excl, false, acc, &acc_set);
+        if (acc != stack_acc) free(acc);
+    } else {
+        out->e.oom = 1;
+    }
+    if (out->e.n == 0) {
+        /* The selection succeeded and its marks lead nowhere (a slot that
+         * matched below a level the request names: node > slot > core on
+         * node > socket > core).  Fluxion's update then fails and sets no
+         * errno: what the match left there decides. */
+        free(j->verts);
+        m->njobs--;
+        return -1;
+    }
+    return 0;
+}
+
 /* dfu_traverser_t::run (and schedule): 0 with a job allocated or
  * reserved (satisfiability: satisfiable), -1 otherwise, errno and the
  * error text left in m->fx_errno and m->fx_msg.  out: what the update
@@ -1985,82 +2088,12 @@ static int traverse(matcher *m, int op, const mjobspec *js, emit *out)
         m->fx_errno = feas == -1 ? EBUSY : ENODEV;
         goto done;
     }
-    rc = select_at(m, R, nR, x);
-    if (rc != 0 && op == MOP_ALLOCATE_W_SAT) {
-        m->fx_errno = EBUSY;
-        sat_select(m, R, nR, x); /* it only decides errno: busy or never */
-    } else if (rc != 0 && op == MOP_ALLOCATE_ORELSE_RESERVE) {
-        m->alloc_type = AT_RESERVE;
-        tsearch ts;
-        if (ts_init(&ts, m, m->duration) < 0) {
-            ts_free(&ts);
-            m->fx_errno = ENOMEM;
-            goto done;
-        }
-        /* schedule's for loop: the next candidate is sought after every
-         * try, the one that succeeds too */
-        for (int64_t t = ts_first(&ts); t != -1 && rc; t = ts_scan(&ts)) {
-            m->at = t;
-            rc = select_at(m, R, nR, x);
-        }
-        ts_free(&ts);
-        if (rc < 0 && (m->fx_errno == ENOENT || m->fx_errno == ERANGE)) {
-            m->at = 0;
-            m->fx_errno = EBUSY;
-            sat_select(m, R, nR, x);
-        }
-    } else if (rc != 0) {
-        m->fx_errno = EBUSY;
+    switch (op) {
+    case MOP_ALLOCATE_W_SAT: rc = allocate_w_sat(m, R, nR, x); break;
+    case MOP_ALLOCATE_ORELSE_RESERVE: rc = allocate_orelse_reserve(m, R, nR, x); break;
+    default: rc = allocate(m, R, nR, x); break;
     }
-    if (rc != 0) goto done;
-    if (m->at == GRAPH_END) {
-        m->fx_errno = EBUSY;
-        rc = -1;
-        goto done;
-    }
-    if (m->at < 0 || m->at > GRAPH_END) {
-        m->fx_errno = EINVAL;
-        rc = -1;
-        goto done;
-    }
-    if (m->at + m->duration > GRAPH_END) m->duration = GRAPH_END - m->at;
-    /* the update: a job, filled by the walk along the marks */
-    if (m->njobs == m->jobcap) {
-        size_t nc = m->jobcap ? m->jobcap * 2 : 16;
-        job *p = realloc(m->jobs, nc * sizeof *p);
-        if (!p) {
-            m->fx_errno = ENOMEM;
-            rc = -1;
-            goto done;
-        }
-        m->jobs = p;
-        m->jobcap = nc;
-    }
-    job *j = &m->jobs[m->njobs++];
-    memset(j, 0, sizeof *j);
-    j->id = m->counter;
-    j->at = m->at;
-    j->duration = m->duration;
-    j->state = m->at == 0 ? 0 : 1;
-    m->epoch++; /* the update walk has colors of its own */
-    int64_t stack_acc[8], *acc = m->npt <= 8 ? stack_acc : calloc((size_t)m->npt, sizeof *acc);
-    bool acc_set = false;
-    if (acc) {
-        memset(acc, 0, (size_t)m->npt * sizeof *acc);
-        upd_dfv(m, j, out, root, m->root_needs, m->root_excl, false, acc, &acc_set);
-        if (acc != stack_acc) free(acc);
-    } else {
-        out->e.oom = 1;
-    }
-    if (out->e.n == 0) {
-        /* The selection succeeded and its marks lead nowhere (a slot that
-         * matched below a level the request names: node > slot > core on
-         * node > socket > core).  Fluxion's update then fails and sets no
-         * errno: what the match left there decides. */
-        free(j->verts);
-        m->njobs--;
-        rc = -1;
-    }
+    if (rc == 0) rc = update(m, out);
 done:
     m->nxtypes = nx;
     cres_free(R, nR);
@@ -2068,6 +2101,8 @@ done:
     arena_free(&m->arena);
     return rc;
 }
+
+/* ------------------------------------------------------- the match command */
 
 /* mresult.msgs: what resource-query prints on stderr for the match */
 static void set_msgs(mresult *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -2080,6 +2115,66 @@ static void set_msgs(mresult *r, const char *fmt, ...)
     va_end(ap);
     free(r->msgs);
     r->msgs = t;
+}
+
+/* writers->emit, reached only when the traversal succeeded or gave a
+ * verdict; its failure is the command's error, and the id stays unused.
+ * Returns rc, -1 when the writer failed (*e its errno). */
+static int emit_result(matcher *m, int op, int rc, emit *out, int *e, mresult *r)
+{
+    char *doc = NULL;
+    int we = 0;
+    if (m->writer_broken) {
+        /* once Fluxion's rlite writer has failed (a node of negative rank)
+         * it keeps what it gathered and fails every emit; the allocation
+         * the command made stays */
+        we = EINVAL;
+    } else if (rc == 0 && op != MOP_SATISFIABILITY && m->format != MFMT_SIMPLE) {
+        doc = out->e.oom ? NULL : mw_write(m->g, &out->e, m->format, m->at, m->at + m->duration, &m->pending);
+        if (!doc) {
+            we = out->e.oom ? ENOMEM : errno ? errno : EINVAL;
+            if (we == EINVAL) m->writer_broken = true;
+        }
+    }
+    if (we) {
+        if (rc == 0 && op != MOP_SATISFIABILITY) m->jobs[m->njobs - 1].ghost = true;
+        snprintf(r->err, sizeof r->err, "match writer emit: %s", strerror(we));
+        set_msgs(r, "%smatch_allocate: ERROR: %s\n", r->msgs ? r->msgs : "", r->err);
+        *e = we;
+        return -1;
+    }
+    if (op != MOP_SATISFIABILITY) {
+        r->counted = true;
+        m->counter++;
+    }
+    if (rc == 0 && op != MOP_SATISFIABILITY) {
+        r->matched = true;
+        r->reserved = m->at != 0;
+        r->at = m->at;
+        const char *R = m->format == MFMT_SIMPLE ? out->simple.d : doc;
+        r->R = strdup(R ? R : "");
+    }
+    free(doc);
+    return rc;
+}
+
+/* Runs the traversal on a jobspec Fluxion accepted; the answer's error
+ * lines as run_match prints them.  Returns rc, *e the errno it ends with. */
+static int run_jobspec(matcher *m, int op, const mjobspec *js, emit *out, int *e, mresult *r)
+{
+    int rc = traverse(m, op, js, out);
+    *e = m->fx_errno;
+    bool verdict = *e == EBUSY || *e == ENODEV;
+    if (rc < 0 && m->fx_msg.n) {
+        set_msgs(r, "match_allocate: ERROR: %s\n", m->fx_msg.d);
+        if (!verdict) snprintf(r->err, sizeof r->err, "%.*s", (int)strcspn(m->fx_msg.d, "\n"), m->fx_msg.d);
+    } else if (rc < 0 && !verdict) {
+        snprintf(r->err, sizeof r->err, "traverser: %s", strerror(*e));
+        set_msgs(r, "match_allocate: ERROR: %s\n", r->err);
+    }
+    if (m->fx_msg.oom) snprintf(r->err, sizeof r->err, "out of memory");
+    if (rc == 0 || verdict) rc = emit_result(m, op, rc, out, e, r);
+    return rc;
 }
 
 void m_match(matcher *m, int op, const char *text, size_t len, mresult *r)
@@ -2100,56 +2195,8 @@ void m_match(matcher *m, int op, const char *text, size_t len, mresult *r)
         snprintf(r->err, sizeof r->err, "Jobspec error for %lld: %.200s", (long long)m->counter, perr);
         set_msgs(r, "match_allocate: ERROR: Jobspec error for %lld: %s\n", (long long)m->counter, perr);
     } else {
-        rc = traverse(m, op, js, &out);
+        rc = run_jobspec(m, op, js, &out, &e, r);
         mj_free(js);
-        e = m->fx_errno;
-        bool verdict = e == EBUSY || e == ENODEV;
-        if (rc < 0 && m->fx_msg.n) {
-            set_msgs(r, "match_allocate: ERROR: %s\n", m->fx_msg.d);
-            if (!verdict) snprintf(r->err, sizeof r->err, "%.*s", (int)strcspn(m->fx_msg.d, "\n"), m->fx_msg.d);
-        } else if (rc < 0 && !verdict) {
-            snprintf(r->err, sizeof r->err, "traverser: %s", strerror(e));
-            set_msgs(r, "match_allocate: ERROR: %s\n", r->err);
-        }
-        if (m->fx_msg.oom) snprintf(r->err, sizeof r->err, "out of memory");
-        if (rc == 0 || verdict) {
-            /* writers->emit, reached only then; its failure is the
-             * command's error, and the id stays unused */
-            char *doc = NULL;
-            int we = 0;
-            if (m->writer_broken) {
-                /* once Fluxion's rlite writer has failed (a node of
-                 * negative rank) it keeps what it gathered and fails every
-                 * emit; the allocation the command made stays */
-                we = EINVAL;
-            } else if (rc == 0 && op != MOP_SATISFIABILITY && m->format != MFMT_SIMPLE) {
-                doc = out.e.oom ? NULL : mw_write(m->g, &out.e, m->format, m->at, m->at + m->duration, &m->pending);
-                if (!doc) {
-                    we = out.e.oom ? ENOMEM : errno ? errno : EINVAL;
-                    if (we == EINVAL) m->writer_broken = true;
-                }
-            }
-            if (we) {
-                if (rc == 0 && op != MOP_SATISFIABILITY) m->jobs[m->njobs - 1].ghost = true;
-                snprintf(r->err, sizeof r->err, "match writer emit: %s", strerror(we));
-                set_msgs(r, "%smatch_allocate: ERROR: %s\n", r->msgs ? r->msgs : "", r->err);
-                rc = -1;
-                e = we;
-            } else {
-                if (op != MOP_SATISFIABILITY) {
-                    r->counted = true;
-                    m->counter++;
-                }
-                if (rc == 0 && op != MOP_SATISFIABILITY) {
-                    r->matched = true;
-                    r->reserved = m->at != 0;
-                    r->at = m->at;
-                    const char *R = m->format == MFMT_SIMPLE ? out.simple.d : doc;
-                    r->R = strdup(R ? R : "");
-                }
-            }
-            free(doc);
-        }
     }
     /* run_match: a failed match is unsatisfiable when errno says never */
     r->satisfiable = rc == 0 || !(e == ENODEV || e == ENOENT);
