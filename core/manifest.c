@@ -81,7 +81,13 @@
 #include <unistd.h>
 #include <lauxlib.h>
 #include "exitcode.h"
-#include "manifest.h"
+#include "escape.h"
+#include "manifest_edit.h"
+#include "manifest_json.h"
+#include "manifest_kinds.h"
+#include "manifest_meta.h"
+#include "manifest_shape.h"
+#include "manifest_tree.h"
 #include "output.h"
 #include "readfile.h"
 #include "strbuf.h"
@@ -525,7 +531,7 @@ struct walk {
 static void hold(lua_State *L, struct walk *w, size_t map)
 {
     if (!map) return;
-    w->held = me_grow(L, w->held, &w->capheld, w->nheld + 1, sizeof *w->held);
+    w->held = fluence_grow(L, w->held, &w->capheld, w->nheld + 1, sizeof *w->held);
     w->held[w->nheld++] = map;
 }
 
@@ -570,7 +576,7 @@ static int add_template(lua_State *L, struct walk *w, size_t node, const struct 
     if (has_rep) { lua_pushinteger(L, rep); lua_setfield(L, -2, "replicas"); }
     lua_rawseti(L, w->templates, ++w->count);
     if (fluence && node != w->obj) {
-        w->tnodes = me_grow(L, w->tnodes, &w->captn, w->ntn + 1, sizeof *w->tnodes);
+        w->tnodes = fluence_grow(L, w->tnodes, &w->captn, w->ntn + 1, sizeof *w->tnodes);
         w->tnodes[w->ntn].node = node;
         w->tnodes[w->ntn++].meta = pod->meta;
     }
@@ -739,7 +745,7 @@ static void push_unpinned(lua_State *L, struct walk *w, size_t obj, int asks)
         if (i != obj && !path_to(L, w, obj, i, 0)) continue;      /* reached through an alias only */
         path_key(L, w, "schedulerName", 13);
         char shown[200];
-        mm_shown(shown, sizeof shown, w->path->data, w->path->len);
+        fluence_escape_into(shown, sizeof shown, w->path->data, w->path->len, 0);
         lua_createtable(L, 0, 2);
         lua_pushstring(L, shown);
         lua_setfield(L, -2, "path");
@@ -784,7 +790,7 @@ static void add_object(lua_State *L, struct mstream *s, struct mparse *p, struct
     const struct mtree *t = &p->tree;
     const struct mnode *n = &t->nodes[node];
     size_t index = s->nobjs + 1;
-    s->objs = me_grow(L, s->objs, &s->capobjs, s->nobjs + 1, sizeof *s->objs);
+    s->objs = fluence_grow(L, s->objs, &s->capobjs, s->nobjs + 1, sizeof *s->objs);
     struct mobj *o = &s->objs[s->nobjs++];
     o->doc = docidx;
     o->site_first = s->st.nsites;
@@ -973,7 +979,7 @@ static void duplicates(lua_State *L, struct mparse *p, size_t root)
         }
         const struct mnode *kn = mt_resolve(t, k, NULL);
         char key[96];
-        mm_shown(key, sizeof key, t->arena + kn->val, kn->len);
+        fluence_escape_into(key, sizeof key, t->arena + kn->val, kn->len, 0);
         if (range_maybe_active(t, from, to)) {
             lua_pushfstring(L, "duplicate key \"%s\" in a Fluence object: kubectl would keep the last one; "
                             "say which one you mean", key);
@@ -996,7 +1002,7 @@ static void duplicates(lua_State *L, struct mparse *p, size_t root)
  * (nothing writes to it). */
 static void add_inert(lua_State *L, struct mstream *s, size_t docidx)
 {
-    s->objs = me_grow(L, s->objs, &s->capobjs, s->nobjs + 1, sizeof *s->objs);
+    s->objs = fluence_grow(L, s->objs, &s->capobjs, s->nobjs + 1, sizeof *s->objs);
     struct mobj *o = &s->objs[s->nobjs++];
     o->doc = docidx;
     o->site_first = s->st.nsites;
@@ -1035,8 +1041,8 @@ static int parse_protected(lua_State *L)
     s->is_json = i < len && (text[i] == '{' || text[i] == '[');
     struct mdoc d;
     while (mp_next_doc(L, p, &d)) {
-        s->docs = me_grow(L, s->docs, &s->capdocs, s->ndocs + 1, sizeof *s->docs);
-        s->doc_obj = me_grow(L, s->doc_obj, &s->capdocobj, s->ndocs + 1, sizeof *s->doc_obj);
+        s->docs = fluence_grow(L, s->docs, &s->capdocs, s->ndocs + 1, sizeof *s->docs);
+        s->doc_obj = fluence_grow(L, s->doc_obj, &s->capdocobj, s->ndocs + 1, sizeof *s->doc_obj);
         size_t di = s->ndocs++;
         s->docs[di] = d;
         s->doc_obj[di] = s->nobjs;
@@ -1356,7 +1362,7 @@ static int cmp_kv(const void *a, const void *b)
 
 static void add_edit(lua_State *L, struct edits *ed, struct strbuf *tb, size_t pos, size_t del_end, size_t toff)
 {
-    ed->e = me_grow(L, ed->e, &ed->cap, ed->n + 1, sizeof *ed->e);
+    ed->e = fluence_grow(L, ed->e, &ed->cap, ed->n + 1, sizeof *ed->e);
     struct edit *e = &ed->e[ed->n];
     e->pos = pos;
     e->del_end = del_end;
@@ -1622,7 +1628,10 @@ static void emit_objects(lua_State *L, const char *name, const char *text, size_
             if (sep) { strbuf_addc(L, out, '\n'); for (int i = 0; i < indent * depth; i++) strbuf_addc(L, out, ' '); }
             /* a document's own object is checked as kubectl checks it (a
              * List's items are not: kubectl leaves them to the server) */
-            mj_emit(L, p, out, d.root, indent, depth, drop ? drop | MJ_CHECK : 0);
+            size_t obj;
+            const struct mnode *on = mt_resolve(t, d.root, &obj);
+            if (drop && on && on->type == MN_MAP) mm_check(L, p, obj);
+            mj_emit(L, p, out, d.root, indent, depth, drop);
             if (!sep) { strbuf_addc(L, out, 0); (*count)++; }
         }
     }

@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <lauxlib.h>
-#include "manifest.h"
+#include "manifest_edit.h"
 #include "strbuf.h"
 
 static const char *const bool11[] = {
@@ -123,7 +123,7 @@ int me_scalar(lua_State *L, struct strbuf *b, const char *s, size_t len, int quo
 
 static size_t store_str(lua_State *L, struct mstore *s, const char *str, size_t n)
 {
-    s->strs = me_grow(L, s->strs, &s->scap, s->slen + n + 1, 1);
+    s->strs = fluence_grow(L, s->strs, &s->scap, s->slen + n + 1, 1);
     size_t at = s->slen;
     memcpy(s->strs + at, str, n);
     s->strs[at + n] = 0;
@@ -248,7 +248,7 @@ static void record_entries(lua_State *L, struct mparse *p, struct mstore *s, str
         size_t v = t->nodes[k].next;
         const struct mnode *vn = &t->nodes[v];
         if (kn->len == 2 && !(kn->flags & MF_STR) && memcmp(t->arena + kn->val, "<<", 2) == 0) continue;
-        s->ents = me_grow(L, s->ents, &s->capents, s->nents + 1, sizeof *s->ents);
+        s->ents = fluence_grow(L, s->ents, &s->capents, s->nents + 1, sizeof *s->ents);
         struct mentry *e = &s->ents[s->nents++];
         memset(e, 0, sizeof *e);
         e->key = store_str(L, s, t->arena + kn->val, kn->len);
@@ -309,7 +309,7 @@ void me_sites_for(lua_State *L, struct mparse *p, struct mstore *s, int obj, siz
             if (st.mode == SITE_INSERT) record_entries(L, p, s, &st, anni);
         }
     }
-    s->sites = me_grow(L, s->sites, &s->capsites, s->nsites + 1, sizeof *s->sites);
+    s->sites = fluence_grow(L, s->sites, &s->capsites, s->nsites + 1, sizeof *s->sites);
     s->sites[s->nsites++] = st;
 }
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <lauxlib.h>
-#include "manifest.h"
+#include "manifest_json.h"
 #include "strbuf.h"
 #include "yaml_kubectl.h"
 
@@ -307,7 +307,6 @@ void mj_emit(lua_State *L, struct mparse *p, struct strbuf *b, size_t i, int ind
         return;
     }
     case MN_MAP: {
-        if (flags & MJ_CHECK) mm_check(L, p, i);
         size_t count = 0;
         strbuf_addc(L, b, '{');
         if (plain_entries(t, n)) {
