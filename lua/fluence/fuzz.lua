@@ -221,7 +221,7 @@ function fuzz.braket(data)
   sandbox.call(entry.plugin.attributes, sandbox.DEFAULT_BUDGET, doc, 1000, base.json)
 end
 
--- Node and pod list pages as the API server sends them (core/kube_lists.c):
+-- Node and pod list pages as the API server sends them (core/kubelists.c):
 -- the scanner is strict JSON, so whatever it accepts must be JSON text by
 -- RFC 8259's grammar.  The oracle is that grammar itself, not jansson:
 -- jansson also refuses what the grammar allows and the scanner never reads
