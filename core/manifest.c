@@ -91,6 +91,7 @@
 #include "output.h"
 #include "readfile.h"
 #include "strbuf.h"
+#include "utf8.h"
 #include "yaml_kubectl.h"
 
 #define STREAM_MT "fluence.manifest.stream"
@@ -1214,7 +1215,7 @@ static int s_set_annotations(lua_State *L)
             return luaL_error(L, "set_annotations: keys and values must be strings");
         size_t kl, vl;
         const char *k = lua_tolstring(L, -2, &kl), *v = lua_tolstring(L, -1, &vl);
-        if (kl == 0 || kl > 1000 || !me_valid_utf8(k, kl) || !me_valid_utf8(v, vl)) {
+        if (kl == 0 || kl > 1000 || !utf8_valid(k, kl) || !utf8_valid(v, vl)) {
             lua_pushnil(L);   /* YAML limits implicit keys to 1024 characters */
             lua_pushfstring(L, "annotation %s: %s", kl ? k : "\"\"",
                             kl == 0 ? "empty key" : kl > 1000 ? "key too long" : "not valid UTF-8");

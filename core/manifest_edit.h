@@ -52,6 +52,5 @@ struct mkv {
 /* Appends the text inserted at st for the new entries kv[0..n) (sorted). */
 void me_site_text(lua_State *L, struct strbuf *b, const struct msite *st, const struct mkv *kv, size_t n);
 int me_scalar(lua_State *L, struct strbuf *b, const char *s, size_t len, int quote);
-int me_valid_utf8(const char *s, size_t len);
 
 #endif

@@ -12,7 +12,6 @@
 enum { MJ_OBJECT = 1, MJ_META = 4 };
 struct strbuf;
 void mj_emit(lua_State *L, struct mparse *p, struct strbuf *b, size_t i, int indent, int depth, int flags);
-void mj_string(lua_State *L, struct strbuf *b, const char *s, size_t len);
 /* [-0, +1] Pushes {key, value node, key, value node ...}: the entries of
  * mapping map as kubectl reads them (merge keys applied, the last of a
  * key written twice); returns their number. */
