@@ -33,314 +33,33 @@
 #include <stdlib.h>
 #include <string.h>
 #include <lauxlib.h>
+#include "jscan.h"
 
 #define MAX_DEPTH 512
 #define GPU_RESOURCE "nvidia.com/gpu"
 
 /* ------------------------------------------------------------ the scanner */
 
-struct js {
-    const char *start, *p, *end;
-    const char *err;           /* static message, set once */
-    size_t errat;
-    int depth;
-    char *scratch;             /* decoded strings with escapes */
-    size_t scap;
-    unsigned saturated;        /* quantities read past the int64 range */
+/* jscan.h's scanner, and a tally of the quantities read past the int64
+ * range (so that a node's figures can say they saturated). */
+struct kscan {
+    struct jscan s;            /* first: a struct jscan * is a struct kscan * */
+    unsigned saturated;
 };
 
-struct str { const char *p; size_t n; };
-
-static int fail(struct js *s, const char *msg)
+static unsigned *saturated(struct jscan *s)
 {
-    if (!s->err) {
-        s->err = msg;
-        s->errat = (size_t)(s->p - s->start);
-    }
-    return -1;
-}
-
-static void ws(struct js *s)
-{
-    while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' || *s->p == '\t')) s->p++;
-}
-
-static int peek(struct js *s)
-{
-    ws(s);
-    return s->p < s->end ? (unsigned char)*s->p : -1;
-}
-
-static int expect(struct js *s, char c)
-{
-    if (peek(s) != (unsigned char)c) {
-        static const char *const msgs[] = { "expected '{'", "expected '}'", "expected '['", "expected ']'",
-                                            "expected ':'", "expected ','", "expected a string" };
-        const char *m = c == '{' ? msgs[0] : c == '}' ? msgs[1] : c == '[' ? msgs[2] : c == ']' ? msgs[3]
-                      : c == ':' ? msgs[4] : c == ',' ? msgs[5] : msgs[6];
-        return fail(s, m);
-    }
-    s->p++;
-    return 0;
-}
-
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-static int put(struct js *s, size_t at, const char *b, size_t n)
-{
-    if (at + n + 1 > s->scap) {
-        size_t cap = s->scap ? s->scap : 256;
-        while (cap < at + n + 1) cap *= 2;
-        char *q = realloc(s->scratch, cap);
-        if (!q) return fail(s, "out of memory");
-        s->scratch = q;
-        s->scap = cap;
-    }
-    memcpy(s->scratch + at, b, n);
-    return 0;
-}
-
-/* Is any byte of w a quote, a backslash, below 0x20 or above 0x7F (UTF-8
- * to check)?  Eight at a time: most of a list is string bytes to step over. */
-#define ONES 0x0101010101010101ull
-#define HIGHS 0x8080808080808080ull
-static inline int stops(uint64_t w)
-{
-    uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
-    return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((w - ONES * 0x20) & ~w) | w) & HIGHS ? 1 : 0;
-}
-
-/* The length of the valid UTF-8 sequence at q (a byte >= 0x80), 0 when it is
- * not one: strict JSON text is UTF-8 (no overlong forms, no surrogates,
- * nothing past U+10FFFF). */
-static size_t utf8_seq(const char *q, const char *end)
-{
-    const unsigned char *u = (const unsigned char *)q;
-    unsigned c = u[0];
-    size_t w = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-    if (!w || (size_t)(end - q) < w) return 0;
-    unsigned cp = w == 2 ? c & 0x1F : w == 3 ? c & 0x0F : c & 0x07;
-    for (size_t k = 1; k < w; k++) {
-        if ((u[k] & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (u[k] & 0x3F);
-    }
-    if ((w == 2 && cp < 0x80) || (w == 3 && cp < 0x800) || (w == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-        (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return w;
-}
-
-/* Reads a string.  Without escapes out points into the text; with them, the
- * decoded bytes are in the scratch buffer (valid until the next decode). */
-static int read_str(struct js *s, struct str *out)
-{
-    if (peek(s) != '"') return fail(s, "expected a string");
-    const char *b = ++s->p;
-    const char *q = b;
-    for (;;) {
-        uint64_t w;
-        if (s->end - q < 8) break;
-        memcpy(&w, q, 8);
-        if (stops(w)) break;
-        q += 8;
-    }
-    while (q < s->end && *q != '"' && *q != '\\') {
-        if ((unsigned char)*q < 0x20) { s->p = q; return fail(s, "control character in a string"); }
-        if ((unsigned char)*q >= 0x80) {
-            size_t w = utf8_seq(q, s->end);
-            if (!w) { s->p = q; return fail(s, "invalid UTF-8 in a string"); }
-            q += w;
-            continue;
-        }
-        q++;
-    }
-    if (q < s->end && *q == '"') {
-        out->p = b;
-        out->n = (size_t)(q - b);
-        s->p = q + 1;
-        return 0;
-    }
-    size_t n = 0;
-    if (put(s, 0, b, (size_t)(q - b)) < 0) return -1;
-    n = (size_t)(q - b);
-    while (q < s->end && *q != '"') {
-        if ((unsigned char)*q < 0x20) { s->p = q; return fail(s, "control character in a string"); }
-        if ((unsigned char)*q >= 0x80) {
-            size_t w = utf8_seq(q, s->end);
-            if (!w) { s->p = q; return fail(s, "invalid UTF-8 in a string"); }
-            if (put(s, n, q, w) < 0) return -1;
-            n += w;
-            q += w;
-            continue;
-        }
-        if (*q != '\\') {
-            if (put(s, n++, q++, 1) < 0) return -1;
-            continue;
-        }
-        if (q + 1 >= s->end) break;
-        char c = q[1], e;
-        q += 2;
-        switch (c) {
-        case '"': e = '"'; break;
-        case '\\': e = '\\'; break;
-        case '/': e = '/'; break;
-        case 'b': e = '\b'; break;
-        case 'f': e = '\f'; break;
-        case 'n': e = '\n'; break;
-        case 'r': e = '\r'; break;
-        case 't': e = '\t'; break;
-        case 'u': {
-            unsigned cp = 0;
-            for (int i = 0; i < 4; i++) {
-                int h = q + i < s->end ? hexval((unsigned char)q[i]) : -1;
-                if (h < 0) { s->p = q; return fail(s, "bad \\u escape"); }
-                cp = cp * 16 + (unsigned)h;
-            }
-            q += 4;
-            if (cp >= 0xD800 && cp <= 0xDBFF) {          /* a surrogate pair */
-                unsigned lo = 0;
-                if (q + 6 > s->end || q[0] != '\\' || q[1] != 'u') { s->p = q; return fail(s, "lone surrogate"); }
-                for (int i = 0; i < 4; i++) {
-                    int h = hexval((unsigned char)q[2 + i]);
-                    if (h < 0) { s->p = q; return fail(s, "bad \\u escape"); }
-                    lo = lo * 16 + (unsigned)h;
-                }
-                if (lo < 0xDC00 || lo > 0xDFFF) { s->p = q; return fail(s, "lone surrogate"); }
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                q += 6;
-            } else if (cp >= 0xDC00 && cp <= 0xDFFF) { s->p = q; return fail(s, "lone surrogate"); }
-            char u[4];
-            size_t k;
-            if (cp < 0x80) { u[0] = (char)cp; k = 1; }
-            else if (cp < 0x800) { u[0] = (char)(0xC0 | cp >> 6); u[1] = (char)(0x80 | (cp & 63)); k = 2; }
-            else if (cp < 0x10000) {
-                u[0] = (char)(0xE0 | cp >> 12); u[1] = (char)(0x80 | ((cp >> 6) & 63)); u[2] = (char)(0x80 | (cp & 63)); k = 3;
-            } else {
-                u[0] = (char)(0xF0 | cp >> 18); u[1] = (char)(0x80 | ((cp >> 12) & 63));
-                u[2] = (char)(0x80 | ((cp >> 6) & 63)); u[3] = (char)(0x80 | (cp & 63)); k = 4;
-            }
-            if (put(s, n, u, k) < 0) return -1;
-            n += k;
-            continue;
-        }
-        default: s->p = q - 1; return fail(s, "bad escape in a string");
-        }
-        if (put(s, n++, &e, 1) < 0) return -1;
-    }
-    if (q >= s->end) { s->p = q; return fail(s, "unterminated string"); }
-    s->p = q + 1;
-    out->p = s->scratch;
-    out->n = n;
-    return 0;
-}
-
-static int skip_number(struct js *s)
-{
-    const char *q = s->p;
-    if (q < s->end && *q == '-') q++;
-    if (q < s->end && *q == '0') q++;
-    else if (q < s->end && *q >= '1' && *q <= '9') while (q < s->end && isdigit((unsigned char)*q)) q++;
-    else return fail(s, "expected a value");
-    if (q < s->end && *q == '.') {
-        q++;
-        if (q >= s->end || !isdigit((unsigned char)*q)) { s->p = q; return fail(s, "bad number"); }
-        while (q < s->end && isdigit((unsigned char)*q)) q++;
-    }
-    if (q < s->end && (*q == 'e' || *q == 'E')) {
-        q++;
-        if (q < s->end && (*q == '+' || *q == '-')) q++;
-        if (q >= s->end || !isdigit((unsigned char)*q)) { s->p = q; return fail(s, "bad number"); }
-        while (q < s->end && isdigit((unsigned char)*q)) q++;
-    }
-    s->p = q;
-    return 0;
-}
-
-static int skip_value(struct js *s);
-
-/* Iterates an object: fn(s, key, ud) must consume the member's value. */
-typedef int (*member_fn)(struct js *s, struct str key, void *ud);
-typedef int (*element_fn)(struct js *s, void *ud);
-
-static int each_member(struct js *s, member_fn fn, void *ud)
-{
-    if (expect(s, '{') < 0) return -1;
-    if (++s->depth > MAX_DEPTH) return fail(s, "nested too deeply");
-    if (peek(s) == '}') { s->p++; s->depth--; return 0; }
-    for (;;) {
-        struct str k;
-        if (read_str(s, &k) < 0 || expect(s, ':') < 0) return -1;
-        if (fn(s, k, ud) < 0) return -1;
-        int c = peek(s);
-        if (c == ',') { s->p++; continue; }
-        if (c == '}') { s->p++; break; }
-        return fail(s, "expected ',' or '}'");
-    }
-    s->depth--;
-    return 0;
-}
-
-static int each_element(struct js *s, element_fn fn, void *ud)
-{
-    if (expect(s, '[') < 0) return -1;
-    if (++s->depth > MAX_DEPTH) return fail(s, "nested too deeply");
-    if (peek(s) == ']') { s->p++; s->depth--; return 0; }
-    for (;;) {
-        if (fn(s, ud) < 0) return -1;
-        int c = peek(s);
-        if (c == ',') { s->p++; continue; }
-        if (c == ']') { s->p++; break; }
-        return fail(s, "expected ',' or ']'");
-    }
-    s->depth--;
-    return 0;
-}
-
-static int skip_member(struct js *s, struct str k, void *ud) { (void)k; (void)ud; return skip_value(s); }
-static int skip_element(struct js *s, void *ud) { (void)ud; return skip_value(s); }
-
-static int literal(struct js *s, const char *word)
-{
-    size_t n = strlen(word);
-    if ((size_t)(s->end - s->p) < n || memcmp(s->p, word, n) != 0) return fail(s, "expected a value");
-    s->p += n;
-    return 0;
-}
-
-static int skip_value(struct js *s)
-{
-    switch (peek(s)) {
-    case '{': return each_member(s, skip_member, NULL);
-    case '[': return each_element(s, skip_element, NULL);
-    case '"': { struct str t; return read_str(s, &t); }
-    case 't': return literal(s, "true");
-    case 'f': return literal(s, "false");
-    case 'n': return literal(s, "null");
-    case -1: return fail(s, "unexpected end of text");
-    default: return skip_number(s);
-    }
-}
-
-static int key_is(struct str k, const char *w)
-{
-    size_t n = strlen(w);
-    return k.n == n && memcmp(k.p, w, n) == 0;
+    return &((struct kscan *)s)->saturated;
 }
 
 /* A boolean (or null, as false). */
-static int read_bool(struct js *s, int *out)
+static int read_bool(struct jscan *s, int *out)
 {
-    int c = peek(s);
-    if (c == 't') { *out = 1; return literal(s, "true"); }
-    if (c == 'f') { *out = 0; return literal(s, "false"); }
-    if (c == 'n') { *out = 0; return literal(s, "null"); }
-    return fail(s, "expected true or false");
+    int c = jscan_peek(s);
+    if (c == 't') { *out = 1; return jscan_literal(s, "true"); }
+    if (c == 'f') { *out = 0; return jscan_literal(s, "false"); }
+    if (c == 'n') { *out = 0; return jscan_literal(s, "null"); }
+    return jscan_fail(s, "expected true or false");
 }
 
 /* ------------------------------------------------------------ quantities */
@@ -361,26 +80,26 @@ static int64_t sat_add(int64_t a, int64_t b, unsigned *sat)
  * is a valid quantity to the API server: it is taken as INT64_MAX (or
  * INT64_MIN), as the server's own int64 arithmetic saturates, and counted in
  * s->saturated so that the caller can say so. */
-static int quantity(struct js *s, int scale_exp, int64_t *out)
+static int quantity(struct jscan *s, int scale_exp, int64_t *out)
 {
     char buf[64];
     size_t n;
-    int c = peek(s);
+    int c = jscan_peek(s);
     if (c == '"') {
-        struct str t;
-        if (read_str(s, &t) < 0) return -1;
-        if (t.n >= sizeof buf) return fail(s, "bad quantity");
+        struct jstr t;
+        if (jscan_string(s, &t) < 0) return -1;
+        if (t.n >= sizeof buf) return jscan_fail(s, "bad quantity");
         memcpy(buf, t.p, t.n);
         n = t.n;
     } else if (c == 'n') {
         *out = 0;
-        return literal(s, "null");
+        return jscan_literal(s, "null");
     } else {
-        const char *b = s->p;
-        if (skip_number(s) < 0) return -1;
-        n = (size_t)(s->p - b);
-        if (n >= sizeof buf) return fail(s, "bad quantity");
-        memcpy(buf, b, n);
+        struct jstr t;
+        if (jscan_number(s, &t) < 0) return -1;
+        n = t.n;
+        if (n >= sizeof buf) return jscan_fail(s, "bad quantity");
+        memcpy(buf, t.p, n);
     }
     buf[n] = 0;
     /* number: [+-] digits [. digits]; then a suffix or an exponent */
@@ -405,14 +124,14 @@ static int quantity(struct js *s, int scale_exp, int64_t *out)
             digits++;
         }
     }
-    if (!digits) return fail(s, "bad quantity");
+    if (!digits) return jscan_fail(s, "bad quantity");
     int e10 = -frac, e2 = 0;
     /* "E" alone is the exa suffix; followed by [sign] digits, an exponent */
     const char *ed = q + 1 + (q[0] && (q[1] == '+' || q[1] == '-'));
     if ((*q == 'e' || *q == 'E') && isdigit((unsigned char)*ed)) {
         char *end;
         long e = strtol(q + 1, &end, 10);
-        if (*end) return fail(s, "bad quantity");
+        if (*end) return jscan_fail(s, "bad quantity");
         /* past +-6000 a long double is infinite or 0 either way */
         e10 += e > 6000 ? 6000 : e < -6000 ? -6000 : (int)e;
     } else if (*q) {
@@ -423,7 +142,7 @@ static int quantity(struct js *s, int scale_exp, int64_t *out)
         size_t i;
         for (i = 0; i < sizeof sfx / sizeof *sfx; i++)
             if (strcmp(q, sfx[i].sfx) == 0) break;
-        if (i == sizeof sfx / sizeof *sfx) return fail(s, "bad quantity suffix");
+        if (i == sizeof sfx / sizeof *sfx) return jscan_fail(s, "bad quantity suffix");
         e10 += sfx[i].e10;
         e2 = sfx[i].e2;
     }
@@ -445,16 +164,16 @@ static int quantity(struct js *s, int scale_exp, int64_t *out)
         }
         if (!sat && e2 && u > (UINT64_MAX >> e2)) sat = 1;
         if (!sat) u <<= e2;
-        if (!neg && (sat || u > (uint64_t)INT64_MAX)) { s->saturated++; *out = INT64_MAX; return 0; }
-        if (neg && (sat || u > (uint64_t)INT64_MAX + 1)) { s->saturated++; *out = INT64_MIN; return 0; }
+        if (!neg && (sat || u > (uint64_t)INT64_MAX)) { ++*saturated(s); *out = INT64_MAX; return 0; }
+        if (neg && (sat || u > (uint64_t)INT64_MAX + 1)) { ++*saturated(s); *out = INT64_MIN; return 0; }
         *out = neg ? (u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u) : (int64_t)u;
         return 0;
     }
     long double v = m * powl(10.0L, (long double)(e10 + scale_exp)) * ldexpl(1.0L, e2);
     if (neg) v = -v;
     /* 2^63 exactly is past INT64_MAX; anything from there saturates */
-    if (v >= 9223372036854775808.0L) { s->saturated++; *out = INT64_MAX; return 0; }
-    if (v <= -9223372036854775808.0L) { s->saturated++; *out = INT64_MIN; return 0; }
+    if (v >= 9223372036854775808.0L) { ++*saturated(s); *out = INT64_MAX; return 0; }
+    if (v <= -9223372036854775808.0L) { ++*saturated(s); *out = INT64_MIN; return 0; }
     /* round up, but not past an exact value a decimal fraction missed */
     long double r = ceill(v - v * 1e-15L);
     *out = r >= 9223372036854775807.0L ? INT64_MAX : (int64_t)r;
@@ -472,9 +191,9 @@ enum {
     K_REQUESTS = 1 << 17, K_CPU = 1 << 18, K_MEMORY = 1 << 19, K_GPU = 1 << 20, K_KEY = 1 << 21,
 };
 
-static int once(struct js *s, unsigned *seen, unsigned bit)
+static int once(struct jscan *s, unsigned *seen, unsigned bit)
 {
-    if (*seen & bit) return fail(s, "a key given twice in one object");
+    if (*seen & bit) return jscan_fail(s, "a key given twice in one object");
     *seen |= bit;
     return 0;
 }
@@ -484,16 +203,16 @@ static int once(struct js *s, unsigned *seen, unsigned bit)
 struct res { int64_t cpu, memory, gpu; int has_cpu, has_memory, has_gpu; unsigned seen; };
 
 /* A node's resources; cpu in millicores. */
-static int resources_member(struct js *s, struct str k, void *ud)
+static int resources_member(struct jscan *s, struct jstr k, void *ud)
 {
     struct res *r = ud;
-    if (key_is(k, "cpu")) { r->has_cpu = 1; return once(s, &r->seen, K_CPU) < 0 ? -1 : quantity(s, 3, &r->cpu); }
-    if (key_is(k, "memory")) {
+    if (jstr_is(k, "cpu")) { r->has_cpu = 1; return once(s, &r->seen, K_CPU) < 0 ? -1 : quantity(s, 3, &r->cpu); }
+    if (jstr_is(k, "memory")) {
         r->has_memory = 1;
         return once(s, &r->seen, K_MEMORY) < 0 ? -1 : quantity(s, 0, &r->memory);
     }
-    if (key_is(k, GPU_RESOURCE)) { r->has_gpu = 1; return once(s, &r->seen, K_GPU) < 0 ? -1 : quantity(s, 0, &r->gpu); }
-    return skip_value(s);
+    if (jstr_is(k, GPU_RESOURCE)) { r->has_gpu = 1; return once(s, &r->seen, K_GPU) < 0 ? -1 : quantity(s, 0, &r->gpu); }
+    return jscan_skip(s);
 }
 
 struct node {
@@ -505,78 +224,78 @@ struct node {
 
 struct taint { struct node *n; unsigned seen; };
 
-static int taint_member(struct js *s, struct str k, void *ud)
+static int taint_member(struct jscan *s, struct jstr k, void *ud)
 {
     struct taint *t = ud;
     struct node *n = t->n;
-    if (!key_is(k, "key")) return skip_value(s);
+    if (!jstr_is(k, "key")) return jscan_skip(s);
     if (once(s, &t->seen, K_KEY) < 0) return -1;
-    if (peek(s) != '"') return skip_value(s);
-    struct str v;
-    if (read_str(s, &v) < 0) return -1;
-    if (key_is(v, "node-role.kubernetes.io/control-plane") || key_is(v, "node-role.kubernetes.io/master"))
+    if (jscan_peek(s) != '"') return jscan_skip(s);
+    struct jstr v;
+    if (jscan_string(s, &v) < 0) return -1;
+    if (jstr_is(v, "node-role.kubernetes.io/control-plane") || jstr_is(v, "node-role.kubernetes.io/master"))
         n->control_plane = 1;
     return 0;
 }
 
-static int taint_element(struct js *s, void *ud)
+static int taint_element(struct jscan *s, void *ud)
 {
-    if (peek(s) != '{') return skip_value(s);
+    if (jscan_peek(s) != '{') return jscan_skip(s);
     struct taint t = { ud, 0 };
-    return each_member(s, taint_member, &t);
+    return jscan_object(s, taint_member, &t);
 }
 
-static int node_spec_member(struct js *s, struct str k, void *ud)
+static int node_spec_member(struct jscan *s, struct jstr k, void *ud)
 {
     struct node *n = ud;
-    if (key_is(k, "unschedulable"))
+    if (jstr_is(k, "unschedulable"))
         return once(s, &n->spec_seen, K_UNSCHEDULABLE) < 0 ? -1 : read_bool(s, &n->unschedulable);
-    if (key_is(k, "taints") && peek(s) == '[')
-        return once(s, &n->spec_seen, K_TAINTS) < 0 ? -1 : each_element(s, taint_element, n);
-    return skip_value(s);
+    if (jstr_is(k, "taints") && jscan_peek(s) == '[')
+        return once(s, &n->spec_seen, K_TAINTS) < 0 ? -1 : jscan_array(s, taint_element, n);
+    return jscan_skip(s);
 }
 
-static int node_status_member(struct js *s, struct str k, void *ud)
+static int node_status_member(struct jscan *s, struct jstr k, void *ud)
 {
     struct node *n = ud;
-    if (key_is(k, "allocatable") && peek(s) == '{')
-        return once(s, &n->status_seen, K_ALLOCATABLE) < 0 ? -1 : each_member(s, resources_member, &n->alloc);
-    if (key_is(k, "capacity") && peek(s) == '{')
-        return once(s, &n->status_seen, K_CAPACITY) < 0 ? -1 : each_member(s, resources_member, &n->cap);
-    return skip_value(s);
+    if (jstr_is(k, "allocatable") && jscan_peek(s) == '{')
+        return once(s, &n->status_seen, K_ALLOCATABLE) < 0 ? -1 : jscan_object(s, resources_member, &n->alloc);
+    if (jstr_is(k, "capacity") && jscan_peek(s) == '{')
+        return once(s, &n->status_seen, K_CAPACITY) < 0 ? -1 : jscan_object(s, resources_member, &n->cap);
+    return jscan_skip(s);
 }
 
-static int node_meta_member(struct js *s, struct str k, void *ud)
+static int node_meta_member(struct jscan *s, struct jstr k, void *ud)
 {
     struct node *n = ud;
-    if (!key_is(k, "name")) return skip_value(s);
+    if (!jstr_is(k, "name")) return jscan_skip(s);
     if (once(s, &n->meta_seen, K_NAME) < 0) return -1;
-    struct str v;
-    if (read_str(s, &v) < 0) return -1;
+    struct jstr v;
+    if (jscan_string(s, &v) < 0) return -1;
     lua_pushlstring(n->L, v.p, v.n);
     lua_setfield(n->L, -2, "name");
     n->has_name = 1;
     return 0;
 }
 
-static int node_member(struct js *s, struct str k, void *ud)
+static int node_member(struct jscan *s, struct jstr k, void *ud)
 {
     struct node *n = ud;
-    if (key_is(k, "metadata") && peek(s) == '{')
-        return once(s, &n->seen, K_METADATA) < 0 ? -1 : each_member(s, node_meta_member, n);
-    if (key_is(k, "spec") && peek(s) == '{')
-        return once(s, &n->seen, K_SPEC) < 0 ? -1 : each_member(s, node_spec_member, n);
-    if (key_is(k, "status") && peek(s) == '{')
-        return once(s, &n->seen, K_STATUS) < 0 ? -1 : each_member(s, node_status_member, n);
-    return skip_value(s);
+    if (jstr_is(k, "metadata") && jscan_peek(s) == '{')
+        return once(s, &n->seen, K_METADATA) < 0 ? -1 : jscan_object(s, node_meta_member, n);
+    if (jstr_is(k, "spec") && jscan_peek(s) == '{')
+        return once(s, &n->seen, K_SPEC) < 0 ? -1 : jscan_object(s, node_spec_member, n);
+    if (jstr_is(k, "status") && jscan_peek(s) == '{')
+        return once(s, &n->seen, K_STATUS) < 0 ? -1 : jscan_object(s, node_status_member, n);
+    return jscan_skip(s);
 }
 
 /* One list page: items go to `item`; the continue token is stored at stack
  * index `cont`. */
-struct list { lua_State *L; lua_Integer count; int has_items, cont; element_fn item; void *ud;
+struct list { lua_State *L; lua_Integer count; int has_items, cont; jscan_element_fn item; void *ud;
               unsigned seen, meta_seen; };
 
-static int node_element(struct js *s, void *ud)
+static int node_element(struct jscan *s, void *ud)
 {
     struct list *l = ud;
     lua_State *L = l->L;
@@ -584,14 +303,14 @@ static int node_element(struct js *s, void *ud)
     memset(&n, 0, sizeof n);
     n.L = L;
     lua_createtable(L, 0, 6);
-    unsigned before = s->saturated;
-    if (each_member(s, node_member, &n) < 0) return -1;
-    if (!n.has_name) return fail(s, "a node without metadata.name");
+    unsigned before = *saturated(s);
+    if (jscan_object(s, node_member, &n) < 0) return -1;
+    if (!n.has_name) return jscan_fail(s, "a node without metadata.name");
     int64_t cpu = n.alloc.has_cpu ? n.alloc.cpu : n.cap.cpu;
     int64_t mem = n.alloc.has_memory ? n.alloc.memory : n.cap.memory;
     int64_t gpu = n.alloc.has_gpu ? n.alloc.gpu : n.cap.gpu;
     if (cpu < 0) cpu = 0;
-    if (s->saturated != before) {
+    if (*saturated(s) != before) {
         lua_pushboolean(L, 1);
         lua_setfield(L, -2, "saturated");
     }
@@ -612,13 +331,13 @@ static int node_element(struct js *s, void *ud)
 }
 
 /* The list's metadata: its continue token. */
-static int list_meta_member(struct js *s, struct str k, void *ud)
+static int list_meta_member(struct jscan *s, struct jstr k, void *ud)
 {
     struct list *l = ud;
-    if (!key_is(k, "continue")) return skip_value(s);
+    if (!jstr_is(k, "continue")) return jscan_skip(s);
     if (once(s, &l->meta_seen, K_CONTINUE) < 0) return -1;
-    struct str v;
-    if (read_str(s, &v) < 0) return -1;
+    struct jstr v;
+    if (jscan_string(s, &v) < 0) return -1;
     if (v.n) {
         lua_pushlstring(l->L, v.p, v.n);
         lua_replace(l->L, l->cont);
@@ -626,41 +345,33 @@ static int list_meta_member(struct js *s, struct str k, void *ud)
     return 0;
 }
 
-static int list_member(struct js *s, struct str k, void *ud)
+static int list_member(struct jscan *s, struct jstr k, void *ud)
 {
     struct list *l = ud;
-    if (key_is(k, "items")) {
+    if (jstr_is(k, "items")) {
         if (once(s, &l->seen, K_ITEMS) < 0) return -1;
-        if (peek(s) == 'n') return literal(s, "null");
+        if (jscan_peek(s) == 'n') return jscan_literal(s, "null");
         l->has_items = 1;
-        return each_element(s, l->item, l->ud);
+        return jscan_array(s, l->item, l->ud);
     }
-    if (key_is(k, "metadata") && peek(s) == '{')
-        return once(s, &l->seen, K_METADATA) < 0 ? -1 : each_member(s, list_meta_member, l);
-    return skip_value(s);
+    if (jstr_is(k, "metadata") && jscan_peek(s) == '{')
+        return once(s, &l->seen, K_METADATA) < 0 ? -1 : jscan_object(s, list_meta_member, l);
+    return jscan_skip(s);
 }
 
 /* Scans one list page; on error pushes nil, message and returns 2. */
-static int scan_list(lua_State *L, struct js *s, struct list *l, const char *what)
+static int scan_list(lua_State *L, struct jscan *s, struct list *l, const char *what)
 {
-    int rc = each_member(s, list_member, l);
-    if (rc == 0 && peek(s) != -1) rc = fail(s, "text after the list");
-    if (rc == 0 && !l->has_items) rc = fail(s, "not a list (no items)");
-    free(s->scratch);
-    s->scratch = NULL;
+    int rc = jscan_object(s, list_member, l);
+    if (rc == 0 && jscan_peek(s) != -1) rc = jscan_fail(s, "text after the list");
+    if (rc == 0 && !l->has_items) rc = jscan_fail(s, "not a list (no items)");
+    jscan_free(s);
     if (rc < 0) {
         lua_pushnil(L);
         lua_pushfstring(L, "the %s is not valid: %s at byte %d", what, s->err, (int)s->errat);
         return 2;
     }
     return 0;
-}
-
-static void js_init(struct js *s, const char *text, size_t len)
-{
-    memset(s, 0, sizeof *s);
-    s->start = s->p = text;
-    s->end = text + len;
 }
 
 static int kl_nodes(lua_State *L)
@@ -670,11 +381,12 @@ static int kl_nodes(lua_State *L)
     lua_settop(L, 1);
     lua_pushnil(L);                  /* 2: continue */
     lua_newtable(L);                 /* 3: nodes */
-    struct js s;
-    js_init(&s, text, len);
+    struct kscan ks = { .saturated = 0 };
+    struct jscan *s = &ks.s;
+    jscan_init(s, text, len, MAX_DEPTH);
     struct list l = { .L = L, .cont = 2, .item = node_element };
     l.ud = &l;
-    if (scan_list(L, &s, &l, "NodeList")) return 2;
+    if (scan_list(L, s, &l, "NodeList")) return 2;
     lua_insert(L, 2);                /* nodes, continue */
     return 2;
 }
@@ -744,32 +456,32 @@ struct container { struct res req; int sidecar; unsigned seen, res_seen; };
  * cpu scaled the same way: millicores. */
 #define requests_member resources_member
 
-static int container_resources_member(struct js *s, struct str k, void *ud)
+static int container_resources_member(struct jscan *s, struct jstr k, void *ud)
 {
     struct container *c = ud;
-    if (key_is(k, "requests") && peek(s) == '{')
-        return once(s, &c->res_seen, K_REQUESTS) < 0 ? -1 : each_member(s, requests_member, &c->req);
-    return skip_value(s);
+    if (jstr_is(k, "requests") && jscan_peek(s) == '{')
+        return once(s, &c->res_seen, K_REQUESTS) < 0 ? -1 : jscan_object(s, requests_member, &c->req);
+    return jscan_skip(s);
 }
 
-static int container_member(struct js *s, struct str k, void *ud)
+static int container_member(struct jscan *s, struct jstr k, void *ud)
 {
     struct container *c = ud;
-    if (key_is(k, "resources") && peek(s) == '{')
-        return once(s, &c->seen, K_RESOURCES) < 0 ? -1 : each_member(s, container_resources_member, c);
-    if (key_is(k, "restartPolicy") && peek(s) == '"') {
+    if (jstr_is(k, "resources") && jscan_peek(s) == '{')
+        return once(s, &c->seen, K_RESOURCES) < 0 ? -1 : jscan_object(s, container_resources_member, c);
+    if (jstr_is(k, "restartPolicy") && jscan_peek(s) == '"') {
         if (once(s, &c->seen, K_RESTARTPOLICY) < 0) return -1;
-        struct str v;
-        if (read_str(s, &v) < 0) return -1;
-        c->sidecar = key_is(v, "Always");
+        struct jstr v;
+        if (jscan_string(s, &v) < 0) return -1;
+        c->sidecar = jstr_is(v, "Always");
         return 0;
     }
-    return skip_value(s);
+    return jscan_skip(s);
 }
 
 struct pod {
     struct usage *u;
-    struct str node;                 /* copied into node_buf: the scratch moves */
+    struct jstr node;                 /* copied into node_buf: the scratch moves */
     char node_buf[256];
     int has_node, finished;
     int64_t sum[3], sidecars[3], init_max[3], overhead[3];
@@ -781,114 +493,114 @@ struct pod {
 static int64_t request_of(int64_t v) { return v > 0 ? v : 0; }
 
 /* a += r's requests, saturating */
-static void add3(struct js *s, int64_t *a, const struct res *r)
+static void add3(struct jscan *s, int64_t *a, const struct res *r)
 {
-    a[0] = sat_add(a[0], request_of(r->cpu), &s->saturated);
-    a[1] = sat_add(a[1], request_of(r->memory), &s->saturated);
-    a[2] = sat_add(a[2], request_of(r->gpu), &s->saturated);
+    a[0] = sat_add(a[0], request_of(r->cpu), saturated(s));
+    a[1] = sat_add(a[1], request_of(r->memory), saturated(s));
+    a[2] = sat_add(a[2], request_of(r->gpu), saturated(s));
 }
 
-static int container_element(struct js *s, void *ud)
+static int container_element(struct jscan *s, void *ud)
 {
     struct pod *p = ud;
     struct container c;
     memset(&c, 0, sizeof c);
-    if (each_member(s, container_member, &c) < 0) return -1;
+    if (jscan_object(s, container_member, &c) < 0) return -1;
     add3(s, p->sum, &c.req);
     return 0;
 }
 
-static int init_container_element(struct js *s, void *ud)
+static int init_container_element(struct jscan *s, void *ud)
 {
     struct pod *p = ud;
     struct container c;
     memset(&c, 0, sizeof c);
-    if (each_member(s, container_member, &c) < 0) return -1;
+    if (jscan_object(s, container_member, &c) < 0) return -1;
     int64_t v[3] = { request_of(c.req.cpu), request_of(c.req.memory), request_of(c.req.gpu) };
     for (int i = 0; i < 3; i++) {
         if (c.sidecar) {
-            p->sidecars[i] = sat_add(p->sidecars[i], v[i], &s->saturated);
+            p->sidecars[i] = sat_add(p->sidecars[i], v[i], saturated(s));
             if (p->sidecars[i] > p->init_max[i]) p->init_max[i] = p->sidecars[i];
         } else {
-            int64_t with = sat_add(p->sidecars[i], v[i], &s->saturated);
+            int64_t with = sat_add(p->sidecars[i], v[i], saturated(s));
             if (with > p->init_max[i]) p->init_max[i] = with;
         }
     }
     return 0;
 }
 
-static int pod_spec_member(struct js *s, struct str k, void *ud)
+static int pod_spec_member(struct jscan *s, struct jstr k, void *ud)
 {
     struct pod *p = ud;
-    if (key_is(k, "nodeName") && peek(s) == '"') {
+    if (jstr_is(k, "nodeName") && jscan_peek(s) == '"') {
         if (once(s, &p->spec_seen, K_NODENAME) < 0) return -1;
-        struct str v;
-        if (read_str(s, &v) < 0) return -1;
-        if (v.n >= sizeof p->node_buf) return fail(s, "a node name that long");
+        struct jstr v;
+        if (jscan_string(s, &v) < 0) return -1;
+        if (v.n >= sizeof p->node_buf) return jscan_fail(s, "a node name that long");
         memcpy(p->node_buf, v.p, v.n);
         p->node.p = p->node_buf;
         p->node.n = v.n;
         p->has_node = v.n > 0;
         return 0;
     }
-    if (key_is(k, "containers") && peek(s) == '[')
-        return once(s, &p->spec_seen, K_CONTAINERS) < 0 ? -1 : each_element(s, container_element, p);
-    if (key_is(k, "initContainers") && peek(s) == '[')
-        return once(s, &p->spec_seen, K_INITCONTAINERS) < 0 ? -1 : each_element(s, init_container_element, p);
-    if (key_is(k, "overhead") && peek(s) == '{') {
+    if (jstr_is(k, "containers") && jscan_peek(s) == '[')
+        return once(s, &p->spec_seen, K_CONTAINERS) < 0 ? -1 : jscan_array(s, container_element, p);
+    if (jstr_is(k, "initContainers") && jscan_peek(s) == '[')
+        return once(s, &p->spec_seen, K_INITCONTAINERS) < 0 ? -1 : jscan_array(s, init_container_element, p);
+    if (jstr_is(k, "overhead") && jscan_peek(s) == '{') {
         if (once(s, &p->spec_seen, K_OVERHEAD) < 0) return -1;
         struct res r;
         memset(&r, 0, sizeof r);
-        if (each_member(s, requests_member, &r) < 0) return -1;
+        if (jscan_object(s, requests_member, &r) < 0) return -1;
         add3(s, p->overhead, &r);
         return 0;
     }
-    return skip_value(s);
+    return jscan_skip(s);
 }
 
-static int pod_status_member(struct js *s, struct str k, void *ud)
+static int pod_status_member(struct jscan *s, struct jstr k, void *ud)
 {
     struct pod *p = ud;
-    if (!key_is(k, "phase") || peek(s) != '"') return skip_value(s);
+    if (!jstr_is(k, "phase") || jscan_peek(s) != '"') return jscan_skip(s);
     if (once(s, &p->status_seen, K_PHASE) < 0) return -1;
-    struct str v;
-    if (read_str(s, &v) < 0) return -1;
-    p->finished = key_is(v, "Succeeded") || key_is(v, "Failed");
+    struct jstr v;
+    if (jscan_string(s, &v) < 0) return -1;
+    p->finished = jstr_is(v, "Succeeded") || jstr_is(v, "Failed");
     return 0;
 }
 
-static int pod_member(struct js *s, struct str k, void *ud)
+static int pod_member(struct jscan *s, struct jstr k, void *ud)
 {
     struct pod *p = ud;
-    if (key_is(k, "spec") && peek(s) == '{')
-        return once(s, &p->seen, K_SPEC) < 0 ? -1 : each_member(s, pod_spec_member, p);
-    if (key_is(k, "status") && peek(s) == '{')
-        return once(s, &p->seen, K_STATUS) < 0 ? -1 : each_member(s, pod_status_member, p);
-    return skip_value(s);
+    if (jstr_is(k, "spec") && jscan_peek(s) == '{')
+        return once(s, &p->seen, K_SPEC) < 0 ? -1 : jscan_object(s, pod_spec_member, p);
+    if (jstr_is(k, "status") && jscan_peek(s) == '{')
+        return once(s, &p->seen, K_STATUS) < 0 ? -1 : jscan_object(s, pod_status_member, p);
+    return jscan_skip(s);
 }
 
 struct usage_list { struct list l; struct usage *u; };
 
-static int usage_pod_element(struct js *s, void *ud)
+static int usage_pod_element(struct jscan *s, void *ud)
 {
     struct usage_list *ul = ud;
     struct pod p;
     memset(&p, 0, sizeof p);
-    unsigned before = s->saturated;
-    if (each_member(s, pod_member, &p) < 0) return -1;
-    if (!p.has_node || p.finished) { s->saturated = before; return 0; }   /* not counted: not said */
+    unsigned before = *saturated(s);
+    if (jscan_object(s, pod_member, &p) < 0) return -1;
+    if (!p.has_node || p.finished) { *saturated(s) = before; return 0; }   /* not counted: not said */
     struct usage_node *n = usage_find(ul->u, p.node.p, p.node.n);
-    if (!n) return fail(s, "out of memory");
+    if (!n) return jscan_fail(s, "out of memory");
     int64_t r[3];
     for (int i = 0; i < 3; i++) {
-        int64_t run = sat_add(p.sum[i], p.sidecars[i], &s->saturated);
-        r[i] = sat_add(run > p.init_max[i] ? run : p.init_max[i], p.overhead[i], &s->saturated);
+        int64_t run = sat_add(p.sum[i], p.sidecars[i], saturated(s));
+        r[i] = sat_add(run > p.init_max[i] ? run : p.init_max[i], p.overhead[i], saturated(s));
     }
-    n->cpu_milli = sat_add(n->cpu_milli, r[0], &s->saturated);
-    n->memory = sat_add(n->memory, r[1], &s->saturated);
-    n->gpu = sat_add(n->gpu, r[2], &s->saturated);
+    n->cpu_milli = sat_add(n->cpu_milli, r[0], saturated(s));
+    n->memory = sat_add(n->memory, r[1], saturated(s));
+    n->gpu = sat_add(n->gpu, r[2], saturated(s));
     n->pods++;
-    if (s->saturated != before) n->saturated = 1;
+    if (*saturated(s) != before) n->saturated = 1;
     ul->l.count++;
     return 0;
 }
@@ -900,11 +612,12 @@ static int usage_add(lua_State *L)
     const char *text = luaL_checklstring(L, 2, &len);
     lua_settop(L, 2);
     lua_pushnil(L);                  /* 3: continue */
-    struct js s;
-    js_init(&s, text, len);
+    struct kscan ks = { .saturated = 0 };
+    struct jscan *s = &ks.s;
+    jscan_init(s, text, len, MAX_DEPTH);
     struct usage_list ul = { { .L = L, .cont = 3, .item = usage_pod_element }, u };
     ul.l.ud = &ul;
-    if (scan_list(L, &s, &ul.l, "PodList")) return 2;
+    if (scan_list(L, s, &ul.l, "PodList")) return 2;
     lua_pushinteger(L, ul.l.count);
     lua_pushvalue(L, 3);
     return 2;
