@@ -40,10 +40,27 @@ int fluence_needs_escape(const char *s, size_t len, int flags)
  * is full) by returning 0. */
 typedef int (*sink)(void *to, const char *s, size_t n, int whole);
 
+/* FLUENCE_ESC_COLUMNS: each byte one column */
+static void columns_to(sink out, void *to, const char *s, size_t len)
+{
+    size_t run = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != 0x7F) continue;
+        if (!out(to, s + run, i - run, 0) || !out(to, c == '\t' ? " " : "?", 1, 1)) return;
+        run = i + 1;
+    }
+    out(to, s + run, len - run, 0);
+}
+
 static void escape_to(sink out, void *to, const char *s, size_t len, int flags)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *u = (const unsigned char *)s;
+    if (flags & FLUENCE_ESC_COLUMNS) {
+        columns_to(out, to, s, len);
+        return;
+    }
     if ((flags & FLUENCE_ESC_QUOTE) && !out(to, "\"", 1, 1)) return;
     size_t run = 0;                               /* start of the plain run */
     for (size_t i = 0; i < len;) {
