@@ -71,7 +71,6 @@
  * manifest_edit.c for where and how annotations are written. */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,67 +134,27 @@ static int stream_gc(lua_State *L)
  * big inputs (stdin) live in anonymous memory advised to use huge pages,
  * read() into place.
  *
- * A mapped file truncated while fluence reads it would end the process with
- * SIGBUS: the handler below names the file instead and exits with code 3
- * (bad input), as for any input that does not read; nothing reaches stdout
- * before the run ends. */
-struct mtext { char *data; size_t len, cap; int mapped; int slot; };
+ * A mapped file truncated while fluence reads it ends the process with its
+ * name and exit 3 (readfile.h's fluence_map); nothing reaches stdout before
+ * the run ends. */
+struct mtext { char *data; size_t len, cap; int mapped; };   /* mapped: 2 a file, 1 anonymous */
 
-#define MAX_MAPS 64
-static struct { const char *start; size_t len; char path[512]; } maps[MAX_MAPS];
-static volatile sig_atomic_t map_used[MAX_MAPS];
-
-static void on_sigbus(int sig, siginfo_t *si, void *ctx)
-{
-    (void)ctx;
-    const char *at = si ? (const char *)si->si_addr : NULL;
-    for (int i = 0; i < MAX_MAPS; i++) {
-        if (map_used[i] && at >= maps[i].start && at < maps[i].start + maps[i].len) {
-            static const char a[] = "fluence: ", b[] = ": the file changed (was truncated) while it was being read\n";
-            ssize_t r = write(2, a, sizeof a - 1);
-            r = write(2, maps[i].path, strlen(maps[i].path));
-            r = write(2, b, sizeof b - 1);
-            (void)r;
-            _exit(FLUENCE_EXIT_INPUT);
-        }
-    }
-    signal(sig, SIG_DFL);                   /* not ours: as without the handler */
-    raise(sig);
-}
-
-/* Maps fd's len bytes; 0 and t filled, or -1 (then read() it). */
+/* Maps fd's len bytes (readfile.h); 0 and t filled, or -1 (then read() it). */
 static int text_map(struct mtext *t, int fd, size_t len, const char *path)
 {
-    static int installed;
-    int slot = -1;
-    for (int i = 0; i < MAX_MAPS; i++) if (!map_used[i]) { slot = i; break; }
-    if (slot < 0) return -1;
-    if (!installed) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_sigaction = on_sigbus;
-        sa.sa_flags = SA_SIGINFO;
-        sigemptyset(&sa.sa_mask);
-        if (sigaction(SIGBUS, &sa, NULL) != 0) return -1;
-        installed = 1;
-    }
-    void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-    if (p == MAP_FAILED) return -1;
-    maps[slot].start = p;
-    maps[slot].len = len;
-    snprintf(maps[slot].path, sizeof maps[slot].path, "%s", path);
-    map_used[slot] = 1;
-    t->data = p;
+    const char *p = fluence_map(fd, len, path, FLUENCE_MAP_POPULATE);
+    if (!p) return -1;
+    t->data = (char *)p;
     t->len = t->cap = len;
     t->mapped = 2;
-    t->slot = slot;
     return 0;
 }
 
 static void text_free(struct mtext *t)
 {
-    if (t->mapped == 2) map_used[t->slot] = 0;
-    if (t->mapped) munmap(t->data, t->cap); else free(t->data);
+    if (t->mapped == 2) fluence_unmap(t->data, t->cap);
+    else if (t->mapped) munmap(t->data, t->cap);
+    else free(t->data);
     t->data = NULL;
     t->len = t->cap = 0;
     t->mapped = 0;

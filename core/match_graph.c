@@ -9,14 +9,12 @@
  * direction (Fluence lists every edge both ways): an edge counts when the
  * target's containment path is the source's path plus one component. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include "escape.h"
 #include "jscan.h"
@@ -908,32 +906,9 @@ fail:
     return NULL;
 }
 
-mgraph *mg_load_jgf(const char *text, size_t len, char *err, size_t errlen)
+mgraph *mg_load_jgf(const char *text, size_t len, bool mapped, char *err, size_t errlen)
 {
-    return load_jgf(text, len, false, err, errlen);
-}
-
-mgraph *mg_load_jgf_file(const char *path, char *err, size_t errlen)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, errlen, " %s", strerror(errno));
-        return NULL;
-    }
-    struct stat st;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
-        close(fd);
-        return NULL; /* caller falls back to reading */
-    }
-    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (p == MAP_FAILED) return NULL;
-    madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
-    mgraph *g = load_jgf(p, (size_t)st.st_size, true, err, errlen);
-    if (!g && !err[0]) snprintf(err, errlen, " failed to load");
-    munmap(p, (size_t)st.st_size);
-    if (!g && !err[0]) snprintf(err, errlen, " failed");
-    return g;
+    return load_jgf(text, len, mapped, err, errlen);
 }
 
 /* -------------------------------------------------------------- building */

@@ -45,10 +45,10 @@ typedef struct mgraph {
     int32_t core_type, gpu_type;
 } mgraph;
 
-/* Loads a JGF document.  Returns NULL and writes a message into err. */
-mgraph *mg_load_jgf(const char *text, size_t len, char *err, size_t errlen);
-/* The same from a file, mmap'd (NULL with err[0] == 0: not mappable, read it). */
-mgraph *mg_load_jgf_file(const char *path, char *err, size_t errlen);
+/* Loads a JGF document.  Returns NULL and writes a message into err.
+ * mapped: text is a file's mapping (readfile.h), whose pages are handed
+ * back to the kernel once parsed, so the peak memory is the graph's. */
+mgraph *mg_load_jgf(const char *text, size_t len, bool mapped, char *err, size_t errlen);
 /* An empty graph to be filled with mg_add_vertex/mg_finish (graph builders). */
 mgraph *mg_new(void);
 void mg_free(mgraph *g);
