@@ -1465,50 +1465,6 @@ typedef struct emit {
     memit e;                 /* what the other formats are written from */
 } emit;
 
-static void emit_vertex(emit *out, uint32_t u, unsigned needs, bool excl, const char *label)
-{
-    memit *e = &out->e;
-    if (e->n == e->cap) {
-        uint32_t nc = e->cap ? e->cap * 2 : 64;
-        uint32_t *a = realloc(e->verts, nc * sizeof *a);
-        if (a) e->verts = a;
-        unsigned *b = realloc(e->needs, nc * sizeof *b);
-        if (b) e->needs = b;
-        uint8_t *c = realloc(e->excl, nc * sizeof *c);
-        if (c) e->excl = c;
-        if (!a || !b || !c) {
-            e->oom = 1;
-            return;
-        }
-        e->cap = nc;
-    }
-    e->verts[e->n] = u;
-    e->needs[e->n] = needs;
-    e->excl[e->n] = excl;
-    e->n++;
-    if (label && mw_label(e, e->n - 1, label) < 0) e->oom = 1;
-}
-
-static void emit_edge(emit *out, uint32_t src, uint32_t tgt)
-{
-    memit *e = &out->e;
-    if (e->ne == e->ecap) {
-        uint32_t nc = e->ecap ? e->ecap * 2 : 64;
-        uint32_t *a = realloc(e->esrc, nc * sizeof *a);
-        if (a) e->esrc = a;
-        uint32_t *b = realloc(e->etgt, nc * sizeof *b);
-        if (b) e->etgt = b;
-        if (!a || !b) {
-            e->oom = 1;
-            return;
-        }
-        e->ecap = nc;
-    }
-    e->esrc[e->ne] = src;
-    e->etgt[e->ne] = tgt;
-    e->ne++;
-}
-
 static void emit_free(emit *out)
 {
     free(out->simple.d);
@@ -1600,7 +1556,7 @@ static int upd_dfv(matcher *m, job *j, emit *out, uint32_t u, unsigned needs, bo
         int sub = upd_dfv(m, j, out, c, cn, cx, mod, dfu, &dfu_set);
         if (sub > 0) {
             n += sub;
-            if (m->format != MFMT_SIMPLE) emit_edge(out, u, c);
+            if (m->format != MFMT_SIMPLE) mw_edge(&out->e, u, c);
             if (m->stop_on_1 && m->alloc_type != AT_SAT) update_weight(m, e);
         }
     }
@@ -1640,7 +1596,7 @@ static int upd_dfv(matcher *m, job *j, emit *out, uint32_t u, unsigned needs, bo
             for (unsigned i = 0; i < m->trav_level; i++) mbuf_puts(&out->simple, i ? "---" : "      ---");
             mbuf_printf(&out->simple, "%s[%u:%s]\n", mg_str(m->g, x->name), needs, excl ? "x" : "s");
         }
-        emit_vertex(out, u, needs, excl, m->st[u].label);
+        mw_vertex(&out->e, u, needs, excl, m->st[u].label);
     }
     m->trav_level--;
 out:

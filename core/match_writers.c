@@ -538,7 +538,36 @@ static char *dump(json_t *doc)
     return t;
 }
 
-int mw_label(memit *e, uint32_t i, const char *label)
+/* Room for n vertices and ne edges in e; -1 when out of memory. */
+static int memit_reserve(memit *e, uint32_t n, uint32_t ne)
+{
+    if (n > e->cap) {
+        uint32_t nc = e->cap ? e->cap : 64;
+        while (nc < n) nc *= 2;
+        uint32_t *v = realloc(e->verts, nc * sizeof *v);
+        if (v) e->verts = v;
+        unsigned *k = realloc(e->needs, nc * sizeof *k);
+        if (k) e->needs = k;
+        uint8_t *x = realloc(e->excl, nc * sizeof *x);
+        if (x) e->excl = x;
+        if (!v || !k || !x) return -1;
+        e->cap = nc;
+    }
+    if (ne > e->ecap) {
+        uint32_t nc = e->ecap ? e->ecap : 64;
+        while (nc < ne) nc *= 2;
+        uint32_t *a = realloc(e->esrc, nc * sizeof *a);
+        if (a) e->esrc = a;
+        uint32_t *b = realloc(e->etgt, nc * sizeof *b);
+        if (b) e->etgt = b;
+        if (!a || !b) return -1;
+        e->ecap = nc;
+    }
+    return 0;
+}
+
+/* gives emitted vertex i a label (copied); -1 when out of memory */
+static int memit_label(memit *e, uint32_t i, const char *label)
 {
     if (!e->label) {
         e->label = calloc(e->cap ? e->cap : 1, sizeof *e->label);
@@ -557,28 +586,35 @@ int mw_label(memit *e, uint32_t i, const char *label)
     return (e->label[i] = strdup(label)) ? 0 : -1;
 }
 
+void mw_vertex(memit *e, uint32_t v, unsigned needs, bool excl, const char *label)
+{
+    if (e->oom || memit_reserve(e, e->n + 1, e->ne) < 0) {
+        e->oom = 1;
+        return;
+    }
+    e->verts[e->n] = v;
+    e->needs[e->n] = needs;
+    e->excl[e->n] = excl;
+    e->n++;
+    if (label && memit_label(e, e->n - 1, label) < 0) e->oom = 1;
+}
+
+void mw_edge(memit *e, uint32_t src, uint32_t tgt)
+{
+    if (e->oom || memit_reserve(e, e->n, e->ne + 1) < 0) {
+        e->oom = 1;
+        return;
+    }
+    e->esrc[e->ne] = src;
+    e->etgt[e->ne] = tgt;
+    e->ne++;
+}
+
 /* Appends what b emitted to a (the vertices and edges alike). */
 static int memit_append(memit *a, const memit *b)
 {
     uint32_t n0 = a->n, n = a->n + b->n, ne = a->ne + b->ne;
-    if (n > a->cap) {
-        uint32_t *v = realloc(a->verts, n * sizeof *v);
-        if (v) a->verts = v;
-        unsigned *k = realloc(a->needs, n * sizeof *k);
-        if (k) a->needs = k;
-        uint8_t *x = realloc(a->excl, n * sizeof *x);
-        if (x) a->excl = x;
-        if (!v || !k || !x) return -1;
-        a->cap = n;
-    }
-    if (ne > a->ecap) {
-        uint32_t *s = realloc(a->esrc, ne * sizeof *s);
-        if (s) a->esrc = s;
-        uint32_t *t = realloc(a->etgt, ne * sizeof *t);
-        if (t) a->etgt = t;
-        if (!s || !t) return -1;
-        a->ecap = ne;
-    }
+    if (memit_reserve(a, n, ne) < 0) return -1;
     if (b->n) {
         memcpy(a->verts + a->n, b->verts, b->n * sizeof *b->verts);
         memcpy(a->needs + a->n, b->needs, b->n * sizeof *b->needs);
@@ -591,7 +627,7 @@ static int memit_append(memit *a, const memit *b)
     a->n = n;
     a->ne = ne;
     for (uint32_t i = 0; b->label && i < b->n; i++)
-        if (b->label[i] && mw_label(a, n0 + i, b->label[i]) < 0) return -1;
+        if (b->label[i] && memit_label(a, n0 + i, b->label[i]) < 0) return -1;
     return 0;
 }
 

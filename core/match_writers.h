@@ -35,8 +35,10 @@ typedef struct memit {
 char *mw_write(const mgraph *g, const memit *e, int format, int64_t starttime, int64_t expiration, memit *pending);
 /* frees what a memit holds (and empties it) */
 void mw_pending_free(memit *pending);
-/* gives emitted vertex i a label (copied); -1 when out of memory */
-int mw_label(memit *e, uint32_t i, const char *label);
+/* Emits vertex v (taking needs of it, exclusively or not, under a label or
+ * NULL) and an edge followed; out of memory sets e->oom. */
+void mw_vertex(memit *e, uint32_t v, unsigned needs, bool excl, const char *label);
+void mw_edge(memit *e, uint32_t src, uint32_t tgt);
 /* The whole graph as a JGF document (compact), e.g. to hand it to Fluxion. */
 char *mw_graph_jgf(const mgraph *g);
 
