@@ -49,7 +49,7 @@ M.POD_SELECTOR = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
 -- opts: the command line's (kubeconfig, context = name | {names}, namespace,
 -- request-timeout).  Clients are made on first use: a kubeconfig that leads
 -- to no cluster is a CLUSTER error then, not at start; one that is wrong
--- (core/kubeconfig.c: located, the file named first) an INPUT error.
+-- (core/kube.c: located, the file named first) an INPUT error.
 function M.open(opts)
   local names = opts.context
   if type(names) ~= "table" then names = { names } end
