@@ -6,6 +6,7 @@
 #include <string.h>
 #include <lauxlib.h>
 #include "clispec.h"
+#include "escape.h"
 #include "exitcode.h"
 
 enum { V_SELECT = 1 << 0, V_APPLY = 1 << 1, V_CREATE = 1 << 2, V_RUN = 1 << 3,
@@ -227,20 +228,75 @@ static const struct option *find_short(char c, unsigned vbit)
     return NULL;
 }
 
-/* "fluence: PRE WHAT POST (see 'PROG VERB --help')" */
+/* "fluence: PRE WHAT POST (see 'PROG VERB --help')"; WHAT, a word of the
+ * command line, escaped (an escape sequence in it cannot paint the terminal). */
 static int usage_error(const char *prog, const char *verb, const char *pre, const char *what,
                        const char *post)
 {
-    fprintf(stderr, "fluence: %s %s%s", pre, what, post);
+    char shown[512];
+    fluence_escape_into(shown, sizeof shown, what, strlen(what), 0);
+    fprintf(stderr, "fluence: %s %s%s", pre, shown, post);
     fprintf(stderr, " (see '%s %s--help')\n", prog, verb ? verb : "");
     return FLUENCE_EXIT_USAGE;
+}
+
+/* [-0, +0]  The word of words[0..n) closest to word, as "did you mean"
+ * finds it everywhere (lua/fluence/suggest.lua: the one rule, so a verb or
+ * an option is suggested as a policy or a provider name is), written into
+ * buf; "" when none is within a typo's reach or Lua cannot say. */
+static void nearest(lua_State *L, const char *word, const char *const *words, size_t n, char *buf, size_t size)
+{
+    buf[0] = 0;
+    int top = lua_gettop(L);
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "fluence.suggest");
+    if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_getfield(L, -1, "closest") == LUA_TFUNCTION) {
+        lua_pushstring(L, word);
+        lua_createtable(L, (int)n, 0);
+        for (size_t i = 0; i < n; i++) {
+            lua_pushstring(L, words[i]);
+            lua_rawseti(L, -2, (lua_Integer)i + 1);
+        }
+        if (lua_pcall(L, 2, 1, 0) == LUA_OK && lua_type(L, -1) == LUA_TSTRING)
+            snprintf(buf, size, "%s", lua_tostring(L, -1));
+    }
+    lua_settop(L, top);
+}
+
+/* An unknown verb: the usage error, with the nearest verb when there is one. */
+static int unknown_verb(lua_State *L, const char *prog, const char *word)
+{
+    const char *names[COUNTOF(verbs)];
+    for (size_t i = 0; i < COUNTOF(verbs); i++) names[i] = verbs[i].name;
+    char near[64], post[96] = "";
+    nearest(L, word, names, COUNTOF(verbs), near, sizeof near);
+    if (near[0]) snprintf(post, sizeof post, "; did you mean \"%s\"?", near);
+    return usage_error(prog, NULL, "unknown verb", word, post);
+}
+
+/* An unknown long option (arg: as given, "--atributes=x"): the usage error,
+ * with the nearest option of this verb when there is one. */
+static int unknown_option(lua_State *L, const char *prog, const char *vname, unsigned vbit, const char *arg)
+{
+    const char *names[COUNTOF(options)];
+    char given[128], near[64], post[96] = "";
+    size_t n = 0;
+    for (size_t i = 0; i < COUNTOF(options); i++)
+        if ((options[i].verbs & vbit) && (n == 0 || strcmp(names[n - 1], options[i].name) != 0))
+            names[n++] = options[i].name;
+    snprintf(given, sizeof given, "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
+    nearest(L, given, names, n, near, sizeof near);
+    if (near[0]) snprintf(post, sizeof post, "; did you mean --%s?", near);
+    return usage_error(prog, vname, "unknown option", arg, post);
 }
 
 /* "fluence: --cost-tol: "abc" is not ... (see 'PROG VERB --help')" */
 static int bad_number(const char *prog, const char *verb, const struct option *o, const char *value,
                       const char *expected)
 {
-    fprintf(stderr, "fluence: --%s: \"%s\" is not %s", o->name, value, expected);
+    char shown[512];
+    fluence_escape_into(shown, sizeof shown, value, strlen(value), FLUENCE_ESC_QUOTE);
+    fprintf(stderr, "fluence: --%s: %s is not %s", o->name, shown, expected);
     fprintf(stderr, " (see '%s %s--help')\n", prog, verb ? verb : "");
     return FLUENCE_EXIT_USAGE;
 }
@@ -289,7 +345,7 @@ int fluence_cli_parse(lua_State *L, const char *prog, int argc, char **argv)
                 verb = find_verb(a);
                 if (!verb) {
                     lua_pop(L, 3);
-                    return usage_error(prog, NULL, "unknown verb", a, "");
+                    return unknown_verb(L, prog, a);
                 }
                 lua_pushstring(L, verb->name);
                 lua_setfield(L, -4, "verb");
@@ -315,7 +371,7 @@ int fluence_cli_parse(lua_State *L, const char *prog, int argc, char **argv)
             const struct option *o = find_long(name, eq ? (size_t)(eq - name) : strlen(name), vbit);
             if (!o) {
                 lua_pop(L, 3);
-                return usage_error(prog, vname, "unknown option", a, "");
+                return unknown_option(L, prog, vname, vbit, a);
             }
             const char *value = NULL;
             if (o->arg == VALUE) {
@@ -471,7 +527,9 @@ int fluence_cli_help(FILE *f, const char *prog, const char *verb_name)
     if (verb_name) {
         const struct verb *v = find_verb(verb_name);
         if (!v) {
-            fprintf(stderr, "fluence: unknown verb \"%s\" (see '%s --help')\n", verb_name, prog);
+            char shown[512];
+            fluence_escape_into(shown, sizeof shown, verb_name, strlen(verb_name), FLUENCE_ESC_QUOTE);
+            fprintf(stderr, "fluence: unknown verb %s (see '%s --help')\n", shown, prog);
             return FLUENCE_EXIT_USAGE;
         }
         fprintf(f, "Usage: %s %s %s\n\n%c%s.\n\nOptions:\n", prog, v->name, v->args,

@@ -714,6 +714,30 @@ static void load_in_cluster(lua_State *L, struct config *c, const char *ns)
     lua_pop(L, 3);
 }
 
+/* [-0, +0, v]  --context NAME that no kubeconfig file defines: a mistake
+ * on the command line, not a cluster that cannot be read.  Raises
+ * {unknown_context = NAME, contexts = {names}, files = {paths}}
+ * (kubeclient.lua turns it into a usage error with "did you mean"). */
+static void unknown_context(lua_State *L, const char *name, int m)
+{
+    lua_createtable(L, 0, 3);
+    lua_pushstring(L, name);
+    lua_setfield(L, -2, "unknown_context");
+    lua_newtable(L);
+    lua_getfield(L, m, "contexts");
+    lua_Integer n = 0;
+    for (lua_pushnil(L); lua_next(L, -2); lua_pop(L, 1)) {
+        if (lua_type(L, -2) != LUA_TSTRING) continue;
+        lua_pushvalue(L, -2);
+        lua_rawseti(L, -5, ++n);
+    }
+    lua_pop(L, 1);
+    lua_setfield(L, -2, "contexts");
+    lua_getfield(L, m, "files");
+    lua_setfield(L, -2, "files");
+    lua_error(L);
+}
+
 /* load{kubeconfig=, context=, namespace=} */
 static int kube_load(lua_State *L)
 {
@@ -778,8 +802,10 @@ static int kube_load(lua_State *L)
     const char *ctxname = want_ctx ? want_ctx : current;
     if (!ctxname) luaL_error(L, "kubeconfig has no current-context: use --context");
     set_str(L, &c->context, ctxname);
-    if (lua_getfield(L, 5, ctxname) != LUA_TTABLE)                   /* 6 */
+    if (lua_getfield(L, 5, ctxname) != LUA_TTABLE) {                 /* 6 */
+        if (want_ctx) unknown_context(L, want_ctx, 3);
         luaL_error(L, "context %s not found in the kubeconfig", quoted(L, ctxname));
+    }
     lua_getfield(L, 6, "v");                                         /* 7: context */
     const char *clname = field_str(L, 7, "cluster");
     const char *uname = field_str(L, 7, "user");

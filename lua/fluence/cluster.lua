@@ -98,9 +98,10 @@ local function streams_for(list, want)
   for _, c in ipairs(list) do
     local ok, client = pcall(function() return c.client end)
     -- a kubeconfig that is wrong (does not parse, bad base64 ...) is bad
-    -- input, whatever the run needs from the cluster; one that leads
-    -- nowhere is a cluster that cannot be read
-    if not ok and errors.is(client) and client.kind == "INPUT" then error(client, 0) end
+    -- input, and a --context it does not define a usage error, whatever
+    -- the run needs from the cluster; one that leads nowhere is a cluster
+    -- that cannot be read
+    if not ok and errors.is(client) and client.kind ~= "CLUSTER" then error(client, 0) end
     if not ok then
       local err = errors.is(client) and client or errors.new("CLUSTER", tostring(client))
       for _, what in ipairs{ "offerings", "nodes", "usage" } do

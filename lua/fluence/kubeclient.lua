@@ -105,6 +105,37 @@ M.parse_timeout = retry.parse_timeout
 local Client = {}
 Client.__index = Client
 
+-- --context NAME that no kubeconfig file defines (core/kube.c raises
+-- {unknown_context =, contexts =, files =}): a mistake on the command line,
+-- exit 2, naming it, the closest context (suggest.lua's one rule) and the
+-- nearest others, as kubectl and git answer a typo.
+M.SHOWN_CONTEXTS = 5
+function M.unknown_context(u)
+  local suggest = require "fluence.suggest"
+  local name, names = u.unknown_context, {}
+  for _, n in ipairs(u.contexts or {}) do names[#names + 1] = n end
+  local near = suggest.closest(name, names)
+  local lname, dist = name:lower(), {}
+  for _, n in ipairs(names) do dist[n] = suggest.distance(lname, n:lower()) end
+  table.sort(names, function(a, b)
+    if dist[a] ~= dist[b] then return dist[a] < dist[b] end
+    return a < b
+  end)
+  local shown = {}
+  for i = 1, math.min(#names, M.SHOWN_CONTEXTS) do shown[i] = sys.quote(names[i]) end
+  local files = {}
+  for i, f in ipairs(u.files or {}) do files[i] = sys.escape(f) end
+  local msg = ("--context %s: no such context in the kubeconfig (%s)"):format(sys.quote(name), table.concat(files, ", "))
+  if #names == 0 then
+    msg = msg .. ", which defines none"
+  else
+    msg = msg .. ("%s (its contexts, nearest first: %s%s)"):format(
+      near and ("; did you mean %s?"):format(sys.quote(near)) or "", table.concat(shown, ", "),
+      #names > #shown and (" and %d more"):format(#names - #shown) or "")
+  end
+  error(errors.new("USAGE", msg), 0)
+end
+
 function M.new(o)
   o = o or {}
   local timeout, given = M.parse_timeout(o.timeout)
@@ -114,6 +145,7 @@ function M.new(o)
                                      exec_timeout = given and timeout or nil })
   if not ok then
     if errors.is(cfg) then error(cfg, 0) end
+    if type(cfg) == "table" and cfg.unknown_context then M.unknown_context(cfg) end
     cluster_error("cluster: " .. tostring(cfg))
   end
   local info = cfg:info()
