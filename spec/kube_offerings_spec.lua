@@ -228,12 +228,12 @@ spec:
     r = cli.run{ "select", "-f", job, "--attributes", attrs, "--kubeconfig", path, "--fluence-ns", "kube-public" }
     assert.are.equal(0, r.code, r.err)
     assert.matches("require%-backend: \"?not%-in%-cluster", r.out)
-    assert.matches("could not read the fluence%-resources ConfigMap", r.err)
+    assert.matches('cannot read the ConfigMap kube%-public/fluence%-resources: configmaps "fluence%-resources" not found', r.err)
     r = cli.run{ "select", "-f", job, "--attributes", attrs, "--kubeconfig", path, "--fluence-ns", "kube-public",
                  "--require-offerings" }
     -- a cluster error, even raised while the configmap provider runs
     assert.are.equal(4, r.code, r.err)
-    assert.matches("could not read the fluence%-resources ConfigMap", r.err)
+    assert.matches('cannot read the ConfigMap kube%-public/fluence%-resources: configmaps "fluence%-resources" not found', r.err)
     assert.are.equal("", r.out)
   end)
 end)

@@ -54,9 +54,9 @@ describe("run-wide notes", function()
     local job = cli.write(dir .. "/many.yaml", pods(300))
     local r = run{ "select", "-f", job, "--attributes", EX .. "/quickstart/attributes.yaml" }
     assert.are.equal(0, r.code, r.err)
-    local NOTE = "scheduler offerings unknown (could not read the fluence-resources ConfigMap: "
+    local NOTE = "scheduler offerings unknown: cannot read the ConfigMap kube-system/fluence-resources: "
     assert.are.equal(1, count(r.err, NOTE), r.err:sub(1, 2000))
-    assert.matches("^note: scheduler offerings unknown %(.-%); selecting over all provided backends\n" ..
+    assert.matches("^note: scheduler offerings unknown: [^\n]-; selecting over all provided backends\n" ..
                    'selected backend "gpu%-t4" for Pod/p1 ', r.err)
     assert.are.equal(300, count(r.err, 'selected backend "gpu-t4"'))
     assert.are.equal(0, count(r.err, "  note: "))
@@ -70,7 +70,7 @@ describe("run-wide notes", function()
 
   it("explain's table shows a run-wide note once, with the first object; its JSON keeps it per object", function()
     local job = cli.write(dir .. "/three.yaml", pods(3))
-    local NOTE = "note: scheduler offerings unknown ("
+    local NOTE = "note: scheduler offerings unknown: "
     local r = run{ "explain", "-f", job, "--attributes", EX .. "/quickstart/attributes.yaml" }
     assert.are.equal(0, r.code, r.err)
     assert.are.equal(1, count(r.out, NOTE), r.out)

@@ -211,10 +211,10 @@ envtest.describe("hostile YAML in the cluster's fluence-resources", function(api
                          "--fluence-ns", ns, env = { HOME = "/nonexistent" } }
       assert.are.equal(0, r.code, r.err)
       -- the note is one line, on stderr and in the audit
-      assert.matches("\nnote: scheduler offerings unknown %(could not read the fluence%-resources ConfigMap: " ..
+      assert.matches("\nnote: scheduler offerings unknown: context \"admin\" %(https://[^)]+%): " ..
                      where .. "[^\n]*; selecting over all provided backends\nselected backend", "\n" .. r.err)
       local audit = json.decode(yaml.decode(r.out).metadata.annotations["fluence.flux-framework.org/select-result"])
-      assert.matches("^scheduler offerings unknown %(could not read the fluence%-resources ConfigMap: " ..
+      assert.matches("^scheduler offerings unknown: context \"admin\" %(https://[^)]+%): " ..
                      where .. "[^\n]*; selecting over all provided backends$", audit.notes[1])
       r = cli.run{ "select", "-f", pod, "--attributes", attrs, "--kubeconfig", api.kubeconfig,
                    "--fluence-ns", ns, "--require-offerings", env = { HOME = "/nonexistent" } }

@@ -147,7 +147,9 @@ local function take(s, r)
     items, cont = n, c2
   end
   if not items then
-    note_error(c, s.what, errors.new("CLUSTER", ("cluster: GET %s%s: %s"):format(c.client.server or "", s.path, cont)))
+    local e = errors.new("CLUSTER", ("cluster: GET %s%s: %s"):format(c.client.server or "", s.path, cont))
+    e.context, e.server, e.cause = c.client.context, c.client.server, cont
+    note_error(c, s.what, e)
     return true
   end
   s.pages = (s.pages or 0) + 1

@@ -83,6 +83,17 @@ local function cluster_error(msg, extra)
   error(e, 0)
 end
 
+-- A failed request of client self: the message as before, and what the
+-- run needs to name the cause on one line wherever it is reported
+-- (cluster_cause.lua): e.context, e.server (no credentials: kube.c's
+-- info), e.cause (the reason alone, without "cluster:", the method, the
+-- URL or the context).
+local function request_error(self, msg, cause, extra)
+  extra = extra or {}
+  extra.context, extra.server, extra.cause = self.context, self.server, cause
+  cluster_error(msg, extra)
+end
+
 local function urlencode(s)
   return (tostring(s):gsub("[^%w%-%._~]", function(c) return ("%%%02X"):format(c:byte()) end))
 end
@@ -180,14 +191,14 @@ local function failure(self, method, path, r, decoded)
     local body = sys.escape((r.body or ""):gsub("%s+", " "):sub(1, 200))
     msg = ("%s %s%s: %s"):format(method, self.server, p, body ~= "" and body or (REASONS[code] or "error"))
   end
-  local text = ("cluster: %s (HTTP %d %s)"):format(msg, code, REASONS[code] or "")
+  local text = ("%s (HTTP %d %s)"):format(msg, code, REASONS[code] or "")
   text = text:gsub(" %)$", ")")
   if r.gave_up then text = text .. "; " .. r.gave_up end
   if code == 401 then
     text = text .. ("; the server rejected the credentials of user %s (context %s, %s)")
       :format(sys.quote(self.user or ""), sys.quote(self.context or ""), self.auth or "none")
   end
-  cluster_error(text, { status = code, reason = reason, server_message = msg, body = decoded })
+  request_error(self, "cluster: " .. text, text, { status = code, reason = reason, server_message = msg, body = decoded })
 end
 
 -- The request table for fluence.kube (body JSON-encoded when a table).
@@ -208,15 +219,15 @@ local function check_kind(self, method, path, r)
   local where = ("%s %s%s"):format(method, self.server or "", (path:gsub("%?.*", "")))
   if r.status >= 300 and r.status < 400 then
     local to = r.headers and r.headers.location
-    cluster_error(("cluster: %s: %s"):format(where, to and ("redirected to %s (not followed)"):format(
-                    sys.quote(http.url_shown(to))) or ("HTTP %d without a Location"):format(r.status)),
-                  { status = r.status })
+    local why = to and ("redirected to %s (not followed)"):format(sys.quote(http.url_shown(to)))
+                or ("HTTP %d without a Location"):format(r.status)
+    request_error(self, ("cluster: %s: %s"):format(where, why), why, { status = r.status })
   end
   local ctype = tostring(r.headers and r.headers["content-type"] or ""):match("^%s*([^;%s]+)")
   ctype = ctype and ctype:lower()
   if r.body ~= "" and ctype and ctype ~= "application/json" and not ctype:match("%+json$") then
-    cluster_error(("cluster: %s: answered %s, not JSON (HTTP %d)"):format(where, sys.escape(ctype), r.status),
-                  { status = r.status })
+    local why = ("answered %s, not JSON (HTTP %d)"):format(sys.escape(ctype), r.status)
+    request_error(self, ("cluster: %s: %s"):format(where, why), why, { status = r.status })
   end
 end
 
@@ -235,7 +246,9 @@ local function answer(self, method, path, r, err, tries, budget)
                              r.status, (r.time or 0) * 1000)
   end
   if not r then
-    cluster_error(("cluster: %s (context %s)"):format(err, sys.quote(self.context or "")), { network = true })
+    -- kube.c's reason is "METHOD URL: what curl says"
+    request_error(self, ("cluster: %s (context %s)"):format(err, sys.quote(self.context or "")),
+                  tostring(err):match("^%u+ %S+: (.+)$") or tostring(err), { network = true })
   end
   if r.status == 429 then
     local wait = retry.after(r.headers["retry-after"], M.MAX_RETRY_AFTER)
@@ -247,7 +260,8 @@ local function answer(self, method, path, r, err, tries, budget)
   if r.body ~= "" then decoded = json.decode(r.body) end
   if r.status >= 400 then failure(self, method, path, r, decoded) end
   if r.body ~= "" and decoded == nil then
-    cluster_error(("cluster: %s %s%s: the answer is not JSON"):format(method, self.server, path))
+    request_error(self, ("cluster: %s %s%s: the answer is not JSON"):format(method, self.server, path),
+                  "the answer is not JSON")
   end
   return r.status, decoded, r.headers
 end

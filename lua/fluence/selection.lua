@@ -67,17 +67,7 @@ local function clusters_source(args)
     src.load()
     local c = src.current or src.open().list[1]
     if c.offerings then return c.offerings end
-    local err = c.offerings_error
-    local on = src.current and errors.format(" on context %q", require("fluence.cluster").name(c)) or ""
-    local msg = tostring(err and err.message or err or "unknown error")
-    local function why(m)
-      return "scheduler offerings unknown" .. on .. " (could not read the fluence-resources ConfigMap: " ..
-             m .. "); selecting over all provided backends"
-    end
-    -- an error shows the located message whole (its source line and
-    -- caret); a note, on stderr and in the audit, is one line
-    if opts["require-offerings"] then errors.raise("CLUSTER", "%s", why(msg)) end
-    return nil, why(msg:match("^[^\n]*"))
+    return require("fluence.cluster_cause").offerings(c, opts)
   end
   return src
 end
@@ -494,11 +484,12 @@ local function decide(ctx, req, how)
   estimate_costs(req, state, #live == 0 and present or nil)
   local backends = state.merged
   d.all = backends
-  local offered, why = reg.offerings()
+  local offered, why, unread = reg.offerings()
   if why and not args.opts.offline then
     d.notes[#d.notes + 1] = why
     d.run_notes[why] = true
   end
+  if #backends == 0 and unread then require("fluence.cluster_cause").needed{ unread } end
   local dropped = {}
   local pool = narrow(backends, req, offered, dropped)
   if #pool == 0 then return no_candidates(d, #backends, dropped) end
@@ -565,7 +556,7 @@ local function decide_many(ctx, req, how)
   end
   d.pipeline = pl
   local needs = pl.attributes and pl:attributes() or {}
-  local pool, dropped, offered_by = {}, {}, {}
+  local pool, dropped, offered_by, unreadable = {}, {}, {}, {}
   for _, p in ipairs(per) do
     src.current = p.c
     local notes = {}
@@ -573,9 +564,10 @@ local function decide_many(ctx, req, how)
     gather(reg, args, req, live_providers(reg, needs, p.seen, merge.attribute_names(p.state.merged), p.state.merged),
            p.state)
     estimate_costs(req, p.state)
-    local offered, why = reg.offerings()
+    local offered, why, unread = reg.offerings()
     for _, n in ipairs(notes) do note(n) end
     if why and not args.opts.offline then note(why, true) end
+    if unread then unreadable[#unreadable + 1] = unread end
     local dr = {}
     local kept = narrow(p.state.merged, req, offered, dr)
     for n, r in pairs(dr) do dropped[n .. "@" .. p.name] = r end
@@ -587,6 +579,7 @@ local function decide_many(ctx, req, how)
     end
   end
   src.current = nil
+  if #d.all == 0 and #unreadable > 0 then require("fluence.cluster_cause").needed(unreadable) end
   if #pool == 0 then return no_candidates(d, #d.all, dropped) end
   if uses_fits(pl) then
     local sat = request_mod.saturation_note(req)

@@ -11,6 +11,7 @@ local sys = require "fluence.sys"
 local errors = require "fluence.errors"
 local json = require "fluence.json"
 local cluster = require "fluence.cluster"
+local cause = require "fluence.cluster_cause"
 
 local cmd = {}
 
@@ -27,13 +28,12 @@ function cmd.run(args)
   local parts, notes = {}, {}
   for _, c in ipairs(cl.list) do
     local name = cluster.name(c)
-    if not c.nodes then
-      local e = c.nodes_error
-      if errors.is(e) then error(e, 0) end
-      errors.raise("CLUSTER", "graph: context %q: cannot read the nodes", name)
-    end
+    -- the nodes are the graph: without them there is no answer (exit 4,
+    -- the context, the server and the cause on one line)
+    if not c.nodes then errors.raise("CLUSTER", "cluster: %s", cause.line(c, "nodes")) end
     if c.offerings_error then
-      notes[#notes + 1] = errors.format("note: context %q: no offerings in the graph (%s)\n", name, c.offerings_error.message)
+      notes[#notes + 1] = ("note: no offerings in the graph: %s\n"):format(
+        cause.first_line(cause.line(c, "offerings", nil, opts["fluence-ns"])))
     end
     local sat = cluster.saturation_note(c, opts.now)
     if sat then notes[#notes + 1] = "note: " .. sat .. "\n" end
