@@ -74,6 +74,7 @@ static const struct option options[] = {
     {"dry-run", 0, OPTIONAL, 0, V_APPLYING, "MODE", "none, client (print only; the default when given alone) or server"},
     {"field-manager", 0, VALUE, 0, V_APPLYING, "NAME", "server-side apply field manager (default kubectl-fluence)"},
     {"filename", 'f', VALUE, 1, V_FILES | V_JOBSPEC, "FILE", "manifest file, directory, or - for stdin; repeatable"},
+    {"fits-best-effort", 0, FLAG, 0, V_SELECTING | V_GRAPH, NULL, "fits, fits:now and graph --now: when the cluster's nodes or pods cannot be read, keep every backend (match capacity) with a note, instead of exit 4"},
     {"fluence-ns", 0, VALUE, 0, V_SELECTING | V_JOBSPEC | V_GRAPH, "NS", "namespace of the fluence-resources ConfigMap (default kube-system)"},
     {"force-conflicts", 0, FLAG, 0, V_APPLYING, NULL, "take ownership of fields other managers set"},
     {"force-select", 0, FLAG, 0, V_SELECTING, NULL, "replace an existing require-backend pin"},

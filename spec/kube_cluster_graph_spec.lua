@@ -131,7 +131,7 @@ spec:
     assert.matches("dropped gpu%-l4: the group does not fit now", r.err)
   end)
 
-  it("says so and falls back without the right to list pods, or nodes", function()
+  it("fails (exit 4) without the right to list pods, or nodes; falls back with --fits-best-effort", function()
     -- a user who may read nodes and the offerings, not pods
     local crt, key = api:client_cert("graph-reader")
     api:request("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", { apiVersion = "rbac.authorization.k8s.io/v1",
@@ -144,14 +144,23 @@ spec:
       subjects = json.array{ { kind = "User", name = "graph-reader", apiGroup = "rbac.authorization.k8s.io" } } })
     local reader = api:kubeconfig_for{ namespace = ns, user = { ["client-certificate"] = crt, ["client-key"] = key } }
     local job = cli.write(dir .. "/now2.yaml", (cli.slurp(gang):gsub("POLICY", "fits:now,min-cost")))
+    -- fits:now asked for what runs now: without the pods, no guess (issue 27)
     local r = fluence({ "select", "-f", job, "--attributes", attrs }, reader)
+    assert.are.equal(4, r.code, r.err)
+    assert.are.equal("", r.out)
+    assert.matches('cannot list the pods: pods is forbidden: User "graph%-reader"[^\n]*; fits:now needs them', r.err)
+    r = fluence({ "select", "-f", job, "--attributes", attrs, "--fits-best-effort" }, reader)
     assert.are.equal(0, r.code, r.err)                    -- capacity: the gang fits
-    assert.matches('cannot list the pods running in the cluster %(cluster: pods is forbidden: User "graph%-reader"', r.err)
-    assert.matches("fits:now matches against capacity, not what runs now", r.err)
-    -- no rights at all: no graph, fits keeps every backend, and says why
-    r = fluence({ "select", "-f", job, "--attributes", attrs }, api:kubeconfig_for{ context = "nobody", namespace = ns })
+    assert.matches('cannot list the pods: pods is forbidden: User "graph%-reader"', r.err)
+    assert.matches("fits:now matches capacity, not what runs now %(%-%-fits%-best%-effort%)", r.err)
+    -- no rights at all: no graph; fits keeps every backend only when asked to
+    local nobody = api:kubeconfig_for{ context = "nobody", namespace = ns }
+    r = fluence({ "select", "-f", job, "--attributes", attrs }, nobody)
+    assert.are.equal(4, r.code, r.err)
+    assert.matches('cannot list the nodes: nodes is forbidden: User "nobody"[^\n]*; fits needs them', r.err)
+    r = fluence({ "select", "-f", job, "--attributes", attrs, "--fits-best-effort" }, nobody)
     assert.are.equal(0, r.code, r.err)
-    assert.matches("cannot read the cluster's nodes %(cluster: nodes is forbidden: User \"nobody\"", r.err)
-    assert.matches("fits keeps every backend", r.err)
+    assert.matches('cannot list the nodes: nodes is forbidden: User "nobody"', r.err)
+    assert.matches("fits keeps every backend %(%-%-fits%-best%-effort%)", r.err)
   end)
 end)

@@ -384,9 +384,10 @@ local function live_graphs(ctx, graphs, notes, run_notes)
   local src = ctx.reg.clusters
   src.load(true)
   local c = src.open().list[1]
-  local full, why = cluster.graph(c, false)
+  local full = cluster.graph(c, false)
   if not full then
-    local n = ("cannot read the cluster's nodes (%s): fits keeps every backend"):format(why)
+    -- fits asked for a guarantee: exit 4 without the nodes, unless --fits-best-effort
+    local n = require("fluence.fits_data").missing(c, "nodes", ctx.args.opts)
     notes[#notes + 1] = n
     if run_notes then run_notes[n] = true end
     return nil
@@ -399,10 +400,8 @@ local function live_graphs(ctx, graphs, notes, run_notes)
   end
   local now = full
   if c.usage then now = cluster.graph(c, true)
-  else
-    local e = c.usage_error
-    local n = ("cannot list the pods running in the cluster (%s): fits:now matches against capacity, " ..
-               "not what runs now"):format(e and e.message or "not read")
+  elseif ctx.fits_now then
+    local n = require("fluence.fits_data").missing(c, "usage", ctx.args.opts)
     notes[#notes + 1] = n
     if run_notes then run_notes[n] = true end
   end
@@ -496,6 +495,7 @@ local function decide(ctx, req, how)
   if uses_fits(pl) then
     local sat = request_mod.saturation_note(req)
     if sat then d.notes[#d.notes + 1] = sat end
+    ctx.fits_now = select(2, require("fluence.fits_data").wants(pl))
     local graphs, now_graphs = graphs_for(ctx, pool, offered, d.notes, d.run_notes)
     req = setmetatable({ graphs = graphs, now_graphs = now_graphs }, { __index = req })
   end
@@ -590,20 +590,21 @@ local function decide_many(ctx, req, how)
       graphs, now_graphs = g, ng
     else
       src.load(true)
-      for name, c in pairs(offered_by) do
-        local full, why = cluster.graph(c, false)
+      -- fits asked for a guarantee: a cluster without its nodes (fits:now:
+      -- its pods) is exit 4, unless --fits-best-effort (fits_data.lua)
+      local fits_data = require "fluence.fits_data"
+      local _, wants_now = fits_data.wants(pl)
+      for _, b in ipairs(pool) do          -- in order: the first cluster short is named
+        local name, c = b.name, offered_by[b.name]
+        local full = cluster.graph(c, false)
         if full then
           graphs[name] = full
           now_graphs[name] = c.usage and cluster.graph(c, true) or full
           local sat = cluster.saturation_note(c, c.usage ~= nil)
           if sat then note(sat, true) end
-          if not c.usage then
-            note(errors.format("cannot list the pods running on context %q (%s): fits:now matches against " ..
-                               "capacity, not what runs now", cluster.name(c),
-                               c.usage_error and c.usage_error.message or "not read"), true)
-          end
+          if not c.usage and wants_now then note(fits_data.missing(c, "usage", args.opts), true) end
         else
-          note(errors.format("cannot read the nodes of context %q (%s): fits keeps its backends", cluster.name(c), why), true)
+          note(fits_data.missing(c, "nodes", args.opts), true)
         end
       end
       -- a cluster without a graph keeps its candidates (fits has nothing to match)

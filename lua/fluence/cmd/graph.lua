@@ -37,9 +37,10 @@ function cmd.run(args)
     end
     local sat = cluster.saturation_note(c, opts.now)
     if sat then notes[#notes + 1] = "note: " .. sat .. "\n" end
-    if opts.now and c.usage_error then
-      notes[#notes + 1] = errors.format("note: context %q: cannot list the pods (%s): the graph shows capacity, " ..
-                                        "not what is free now\n", name, c.usage_error.message)
+    -- --now shows what fits:now matches, so it fails as fits:now does
+    -- without the pods (exit 4), or, with --fits-best-effort, shows capacity
+    if opts.now and not c.usage then
+      notes[#notes + 1] = "note: " .. require("fluence.fits_data").missing(c, "usage", opts) .. "\n"
     end
     local g = cluster.graph(c, opts.now)
     parts[#parts + 1] = { name = name, graph = g }
