@@ -13,7 +13,7 @@ enum { V_SELECT = 1 << 0, V_APPLY = 1 << 1, V_CREATE = 1 << 2, V_RUN = 1 << 3,
        V_EXPLAIN = 1 << 4, V_MATCH = 1 << 5, V_JOBSPEC = 1 << 6, V_POLICIES = 1 << 7,
        V_PROVIDERS = 1 << 8, V_COMPLETION = 1 << 9, V_VERSION = 1 << 10, V_HELP = 1 << 11,
        V_GRAPH = 1 << 12, V_TEST = 1 << 13, V_CHECK = 1 << 14, V_NEW = 1 << 15,
-       V_FN = 1 << 16, V_PRICES = 1 << 17 };
+       V_FN = 1 << 16, V_PRICES = 1 << 17, V_RBAC = 1 << 18 };
 #define V_APPLYING (V_APPLY | V_CREATE)
 #define V_SELECTING (V_SELECT | V_APPLYING | V_RUN | V_EXPLAIN | V_FN)
 #define V_FILES (V_SELECTING & ~V_FN)   /* the selecting verbs reading -f: fn reads a ResourceList */
@@ -37,6 +37,7 @@ static const struct verb verbs[] = {
     {"match", V_MATCH, "--graph GRAPH.json [JOBSPEC...]", "Fluxion-compatible matching: resource-query commands on stdin, or jobspecs"},
     {"jobspec", V_JOBSPEC, "-f FILE", "print the Fluxion jobspecs Fluence builds for each group in the manifests"},
     {"graph", V_GRAPH, "[--context NAME]... [-o jgf|tree] [--now]", "print the resource graph Fluence builds from a cluster's nodes and offerings"},
+    {"rbac", V_RBAC, "[--user NAME]... [--group NAME]... [--serviceaccount NS:NAME]...", "print the least-privilege ClusterRole and Role fluence needs to read a cluster (and bindings to the subjects named)"},
     {"policies", V_POLICIES, "[options]", "list the selection policies, where each comes from, and what it does"},
     {"providers", V_PROVIDERS, "[options]", "list the backend providers, where each comes from, and what it does"},
     {"prices", V_PRICES, "--cloud CLOUD -t TYPE -r REGION... | --attributes FILE", "list the live prices the price providers see (Azure, AWS, GCP), with their source and age"},
@@ -75,11 +76,12 @@ static const struct option options[] = {
     {"field-manager", 0, VALUE, 0, V_APPLYING, "NAME", "server-side apply field manager (default kubectl-fluence)"},
     {"filename", 'f', VALUE, 1, V_FILES | V_JOBSPEC, "FILE", "manifest file, directory, or - for stdin; repeatable"},
     {"fits-best-effort", 0, FLAG, 0, V_SELECTING | V_GRAPH, NULL, "fits, fits:now and graph --now: when the cluster's nodes or pods cannot be read, keep every backend (match capacity) with a note, instead of exit 4"},
-    {"fluence-ns", 0, VALUE, 0, V_SELECTING | V_JOBSPEC | V_GRAPH, "NS", "namespace of the fluence-resources ConfigMap (default kube-system)"},
+    {"fluence-ns", 0, VALUE, 0, V_SELECTING | V_JOBSPEC | V_GRAPH | V_RBAC, "NS", "namespace of the fluence-resources ConfigMap (default kube-system)"},
     {"force-conflicts", 0, FLAG, 0, V_APPLYING, NULL, "take ownership of fields other managers set"},
     {"force-select", 0, FLAG, 0, V_SELECTING, NULL, "replace an existing require-backend pin"},
     {"format", 'F', VALUE, 0, V_MATCH, "FMT", "match output: simple (default), rv1, rv1_nosched or jgf"},
     {"graph", 0, VALUE, 1, V_SELECTING | V_MATCH | V_JOBSPEC, "FILE", "cluster resource graph (JGF) for fit checks / matching"},
+    {"group", 0, VALUE, 1, V_RBAC, "NAME", "bind the rights to this group; repeatable"},
     {"help", 'h', FLAG, 0, V_ALL, NULL, "show this help"},
     {"instance-type", 't', VALUE, 1, V_PRICES, "TYPE", "an instance type, VM size or GPU name of --cloud; repeatable"},
     {"kubeconfig", 0, VALUE, 0, V_SELECTING | V_GRAPH, "FILE", "kubeconfig file (else KUBECONFIG, else ~/.kube/config)"},
@@ -105,6 +107,8 @@ static const struct option options[] = {
     {"region", 'r', VALUE, 1, V_PRICES, "REGION", "a region of --cloud (eastus, us-east-1, us-central1); repeatable"},
     {"request-timeout", 0, VALUE, 0, V_SELECTING | V_GRAPH | V_PRICES, "SECONDS", "time limit of each request to a cluster or a cloud API, retries included (default 30; price requests 10)"},
     {"require-offerings", 0, FLAG, 0, V_SELECTING, NULL, "fail when the cluster's offerings cannot be read"},
+    {"serviceaccount", 0, VALUE, 1, V_RBAC, "NS:NAME", "bind the rights to this service account; repeatable"},
+    {"user", 0, VALUE, 1, V_RBAC, "NAME", "bind the rights to this user; repeatable"},
     {"verbose", 'v', COUNT, 0, V_ALL, NULL, "more detail on stderr (repeat for more)"},
 };
 
