@@ -628,6 +628,15 @@ static int matcher_backend(lua_State *L)
     return 1;
 }
 
+/* match.fluxion_lib() -> the library FLUENCE_FLUXION_LIB names, or nil: what
+ * `match -v` and fits say they match with */
+static int l_fluxion_lib(lua_State *L)
+{
+    const char *p = fluxion_lib();
+    if (p) lua_pushstring(L, p); else lua_pushnil(L);
+    return 1;
+}
+
 /* ---------------------------------------------------------- parse_jobspec */
 
 static void push_res(lua_State *L, const mj_res *r)
@@ -755,6 +764,7 @@ int luaopen_fluence_match(lua_State *L)
                                      {"graph_from_tree", l_graph_from_tree},
                                      {"graph_from_resources", l_graph_from_resources},
                                      {"new", l_new},
+                                     {"fluxion_lib", l_fluxion_lib},
                                      {"parse_jobspec", l_parse_jobspec},
                                      {NULL, NULL}};
     luaL_newmetatable(L, GRAPH_MT);

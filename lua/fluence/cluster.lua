@@ -89,7 +89,24 @@ end
 
 local function note_error(c, what, err)
   c[what .. "_error"] = err
-  log.v(1, "cluster %s: %s: %s", tostring(c.name or c.context), what, tostring(err and err.message or err))
+end
+
+-- -v: one line per cluster read, when it is done: what was asked, what
+-- came back (pages, bytes, or the cause) and how long the server took (the
+-- sum of its requests' times: reads run at once, so this is its own cost).
+local WHAT = { offerings = "the offerings", nodes = "the nodes", usage = "the pods" }
+local function log_read(s, failure)
+  if log.level() < 1 then return end
+  local c = s.c
+  local outcome
+  if failure then
+    outcome = "failed: " .. require("fluence.cluster_cause").first_line(failure.cause or failure.message)
+  else
+    outcome = ("%s, %.1f KiB"):format(require("fluence.plural")(s.pages or 1, "page"), (s.bytes or 0) / 1024)
+    if s.items then outcome = outcome .. ", " .. require("fluence.plural")(s.items, "item") end
+  end
+  log.v(1, "cluster %s: %s (GET %s): %s in %.0f ms", sys.quote(M.name(c)), WHAT[s.what], s.path, outcome,
+        (s.time or 0) * 1000)
 end
 
 -- Streams: one request, or a paged list, per cluster and kind of data.
@@ -104,6 +121,10 @@ local function streams_for(list, want)
     if not ok and errors.is(client) and client.kind ~= "CLUSTER" then error(client, 0) end
     if not ok then
       local err = errors.is(client) and client or errors.new("CLUSTER", tostring(client))
+      if not rawget(c, "client_logged") then
+        rawset(c, "client_logged", true)
+        log.v(1, "cluster %s: no client: %s", sys.quote(c.context or "(current context)"), tostring(err.message))
+      end
       for _, what in ipairs{ "offerings", "nodes", "usage" } do
         if (what == "offerings" and want.offerings) or (what == "nodes" and want.nodes)
            or (what == "usage" and want.pods) then
@@ -131,10 +152,17 @@ end
 -- One page (or the one answer) of a stream: true when the stream is done.
 local function take(s, r)
   local c = s.c
-  if r.error then note_error(c, s.what, r.error) return true end
+  s.time = (s.time or 0) + (r.time or 0)
+  if r.error then
+    note_error(c, s.what, r.error)
+    log_read(s, r.error)
+    return true
+  end
+  s.bytes = (s.bytes or 0) + #(r.body or "")
   if s.what == "offerings" then
     local ok, parsed = errors.try(offerings.from_configmap, json.decode(r.body), s.ns)
     if ok then c.offerings = parsed else note_error(c, "offerings", parsed) end
+    log_read(s, not ok and parsed or nil)
     return true
   end
   local items, cont
@@ -150,12 +178,15 @@ local function take(s, r)
     local e = errors.new("CLUSTER", ("cluster: GET %s%s: %s"):format(c.client.server or "", s.path, cont))
     e.context, e.server, e.cause = c.client.context, c.client.server, cont
     note_error(c, s.what, e)
+    log_read(s, e)
     return true
   end
   s.pages = (s.pages or 0) + 1
+  if type(items) == "table" then s.items = (s.items or 0) + #items
+  elseif type(items) == "number" then s.items = (s.items or 0) + items end
   if cont then s.continue = cont return false end
   if s.what == "nodes" then c.nodes = s.acc else c.usage = s.acc:totals() end
-  log.v(1, "cluster %s: %s: %s", M.name(c), s.what, require("fluence.plural")(s.pages, "page"))
+  log_read(s)
   return true
 end
 
@@ -165,6 +196,7 @@ end
 function M.load(list, want)
   local t0 = sys.monotonic()
   local active = streams_for(list, want)
+  local any = #active > 0
   while #active > 0 do
     local batch = {}
     for i, s in ipairs(active) do
@@ -181,7 +213,8 @@ function M.load(list, want)
     end
     active = still
   end
-  log.v(1, "clusters read in %.0f ms", (sys.monotonic() - t0) * 1000)
+  -- said once, when something was read (later loads find it read)
+  if any then log.v(1, "clusters read in %.0f ms (at once)", (sys.monotonic() - t0) * 1000) end
 end
 
 -- A note when what cluster c's nodes (and, with now, its pods) say went past

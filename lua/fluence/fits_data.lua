@@ -10,6 +10,7 @@
 --
 --   fits_data.wants(pl) -> fits, now      does the pipeline match, and
 --                                         does a stage match what is free now
+--                                         (-v: which matcher, once a run)
 --   fits_data.missing(c, what, opts) -> note   what: "nodes" | "usage";
 --       raises the CLUSTER error unless --fits-best-effort, else returns
 --       the note (one line) to go on with
@@ -20,6 +21,7 @@ local M = {}
 
 M.OPTION = "fits-best-effort"
 
+local said
 function M.wants(pl)
   local fits, now = false, false
   for _, st in ipairs(pl and pl.stages or {}) do
@@ -27,6 +29,11 @@ function M.wants(pl)
       fits = true
       if st.args then now = true end
     end
+  end
+  -- -v: which matcher fits runs (once a run)
+  if fits and not said and require("fluence.log").level() >= 1 then
+    said = true
+    require("fluence.log").v(1, "fits: matching with %s", require("fluence.cmd.match").describe())
   end
   return fits, now
 end

@@ -298,7 +298,7 @@ end
 -- items: { {client, method, path, body, content_type, query, text = bool,
 --            max_body = bytes}, ... }
 -- (text: keep the body as text; max_body: refuse a larger answer).  Each result is {status =, body =, headers =}
--- or {error = <CLUSTER error>}; answers of 429 are asked again (all of them
+-- or {error = <CLUSTER error>}, with time = seconds the last attempt took (when one was made); answers of 429 are asked again (all of them
 -- after the longest Retry-After), as client:request does: each item within
 -- its own client's timeout, counted from the first attempt.
 function M.request_many(items)
@@ -331,13 +331,13 @@ function M.request_many(items)
                                           budgets[i])
       end
       if not ok then
-        results[i] = { error = errors.is(status) and status or errors.new("CLUSTER", tostring(status)) }
+        results[i] = { error = errors.is(status) and status or errors.new("CLUSTER", tostring(status)), time = r.time }
       elseif status == "retry" then
         tries[i] = tries[i] + 1
         again[#again + 1] = i
         wait = math.max(wait, body)
       else
-        results[i] = { status = status, body = body, headers = headers }
+        results[i] = { status = status, body = body, headers = headers, time = r.time }
       end
     end
     pending = again

@@ -54,11 +54,9 @@ local function clusters_source(args)
     return cl
   end
   function src.load(graph)
-    local cluster = require "fluence.cluster"
-    local t0 = sys.monotonic()
-    cluster.load(src.open().list, { offerings = opts["fluence-ns"] or "kube-system",
-                                    nodes = graph or src.want_graph, pods = graph or src.want_graph })
-    logger.v(1, "cluster reads done in %.0f ms", (sys.monotonic() - t0) * 1000)
+    -- (cluster.load logs each read, once)
+    require("fluence.cluster").load(src.open().list, { offerings = opts["fluence-ns"] or "kube-system",
+                                                       nodes = graph or src.want_graph, pods = graph or src.want_graph })
   end
   -- The offerings of the cluster being decided for (src.current, with
   -- several contexts), else of the only one.

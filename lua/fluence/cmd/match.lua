@@ -121,6 +121,16 @@ local function for_stdout(text)
   return sys.escape(text, true)
 end
 
+-- Which matcher runs, for -v (here and for fits): Fluxion's own library
+-- (FLUENCE_FLUXION_LIB, with its path) or the built-in one.  m: a matcher
+-- made already (else: the one that would be made).
+function M.describe(m)
+  if (m and m:backend() == "fluxion") or (not m and match.fluxion_lib()) then
+    return ("Fluxion's library %s (FLUENCE_FLUXION_LIB)"):format(sys.escape(tostring(match.fluxion_lib())))
+  end
+  return "the built-in matcher (Fluxion v0.54's traversal, in C; FLUENCE_FLUXION_LIB unset)"
+end
+
 function M.run(args)
   local opts = args.opts or {}
   local graph = one(opts.graph)
@@ -135,6 +145,7 @@ function M.run(args)
   local m, merr = match.new(g, { policy = policy, format = format })
   -- Fluxion refusing the graph is bad input; a bad policy or library is usage
   if not m then errors.raise(merr:find("^Fluxion: ") and "INPUT" or "USAGE", "match: %s", merr) end
+  require("fluence.log").v(1, "match: %s, policy %s, format %s", M.describe(m), sys.escape(policy), format)
   local script
   local positional = args.positional or {}
   if #positional > 0 then
