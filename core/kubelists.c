@@ -6,7 +6,8 @@
  *               unschedulable = bool, control_plane = bool,
  *               saturated = true | nil}, ... }
  *     (allocatable, else capacity, as Fluence reads them: cpu rounded up
- *      to whole cores, memory in bytes, GPUs "nvidia.com/gpu")
+ *      to whole cores (as Fluence; the graphs use cpu_milli rounded down:
+ *      cluster.lua's M.whole), memory in bytes, GPUs "nvidia.com/gpu")
  *   kubelists.usage() -> acc
  *     acc:add(text) -> pods, continue | nil, message
  *         adds the requests of every pod bound to a node (spec.nodeName set)
@@ -15,6 +16,7 @@
  *         containers' sum (plus sidecars) and the largest init container,
  *         plus the pod overhead
  *     acc:totals() -> { [node] = {cpu_milli =, memory =, gpu =, pods =,
+ *                                 top = "NS/NAME" (the pod asking the most cpu),
  *                                 saturated = true | nil} }
  *
  * Quantities and sums are int64 and saturate at INT64_MAX rather than wrap
@@ -189,6 +191,7 @@ enum {
     K_CONTAINERS = 1 << 9, K_INITCONTAINERS = 1 << 10, K_OVERHEAD = 1 << 11, K_PHASE = 1 << 12,
     K_ITEMS = 1 << 13, K_CONTINUE = 1 << 14, K_RESOURCES = 1 << 15, K_RESTARTPOLICY = 1 << 16,
     K_REQUESTS = 1 << 17, K_CPU = 1 << 18, K_MEMORY = 1 << 19, K_GPU = 1 << 20, K_KEY = 1 << 21,
+    K_NAMESPACE = 1 << 22,
 };
 
 static int once(struct jscan *s, unsigned *seen, unsigned bit)
@@ -395,7 +398,9 @@ static int kl_nodes(lua_State *L)
 
 #define USAGE_MT "fluence.kubelists.usage"
 
-struct usage_node { char *name; int64_t cpu_milli, memory, gpu, pods; int saturated; };
+/* top: "NAMESPACE/NAME" of the pod asking for the most cpu there (the first
+ * of equals), for why a group does not fit ("12 used by default/busy") */
+struct usage_node { char *name; int64_t cpu_milli, memory, gpu, pods, top_cpu; char *top; int saturated; };
 
 struct usage {
     struct usage_node *slots;        /* open addressing by name */
@@ -442,7 +447,7 @@ static struct usage_node *usage_find(struct usage *u, const char *p, size_t n)
 static int usage_gc(lua_State *L)
 {
     struct usage *u = luaL_checkudata(L, 1, USAGE_MT);
-    for (size_t i = 0; i < u->cap; i++) free(u->slots[i].name);
+    for (size_t i = 0; i < u->cap; i++) { free(u->slots[i].name); free(u->slots[i].top); }
     free(u->slots);
     memset(u, 0, sizeof *u);
     return 0;
@@ -483,6 +488,8 @@ struct pod {
     struct usage *u;
     struct jstr node;                 /* copied into node_buf: the scratch moves */
     char node_buf[256];
+    char ns[64], name[254];           /* metadata: a DNS label, a DNS subdomain */
+    unsigned meta_seen;
     int has_node, finished;
     int64_t sum[3], sidecars[3], init_max[3], overhead[3];
     unsigned seen, spec_seen, status_seen;
@@ -569,9 +576,28 @@ static int pod_status_member(struct jscan *s, struct jstr k, void *ud)
     return 0;
 }
 
+/* metadata.name and .namespace, copied (cut short if longer than the API
+ * server allows: they only name the pod in a message) */
+static int pod_meta_member(struct jscan *s, struct jstr k, void *ud)
+{
+    struct pod *p = ud;
+    int is_name = jstr_is(k, "name"), is_ns = !is_name && jstr_is(k, "namespace");
+    if ((!is_name && !is_ns) || jscan_peek(s) != '"') return jscan_skip(s);
+    if (once(s, &p->meta_seen, is_name ? K_NAME : K_NAMESPACE) < 0) return -1;
+    struct jstr v;
+    if (jscan_string(s, &v) < 0) return -1;
+    char *dst = is_name ? p->name : p->ns;
+    size_t cap = is_name ? sizeof p->name : sizeof p->ns, n = v.n < cap ? v.n : cap - 1;
+    memcpy(dst, v.p, n);
+    dst[n] = 0;
+    return 0;
+}
+
 static int pod_member(struct jscan *s, struct jstr k, void *ud)
 {
     struct pod *p = ud;
+    if (jstr_is(k, "metadata") && jscan_peek(s) == '{')
+        return once(s, &p->seen, K_METADATA) < 0 ? -1 : jscan_object(s, pod_meta_member, p);
     if (jstr_is(k, "spec") && jscan_peek(s) == '{')
         return once(s, &p->seen, K_SPEC) < 0 ? -1 : jscan_object(s, pod_spec_member, p);
     if (jstr_is(k, "status") && jscan_peek(s) == '{')
@@ -600,6 +626,15 @@ static int usage_pod_element(struct jscan *s, void *ud)
     n->memory = sat_add(n->memory, r[1], saturated(s));
     n->gpu = sat_add(n->gpu, r[2], saturated(s));
     n->pods++;
+    if (!n->top || r[0] > n->top_cpu) {
+        size_t len = strlen(p.ns) + strlen(p.name) + 2;
+        char *top = malloc(len);
+        if (!top) return jscan_fail(s, "out of memory");
+        snprintf(top, len, "%s%s%s", p.ns, *p.ns ? "/" : "", p.name);
+        free(n->top);
+        n->top = top;
+        n->top_cpu = r[0];
+    }
     if (*saturated(s) != before) n->saturated = 1;
     ul->l.count++;
     return 0;
@@ -639,6 +674,10 @@ static int usage_totals(lua_State *L)
         lua_setfield(L, -2, "gpu");
         lua_pushinteger(L, n->pods);
         lua_setfield(L, -2, "pods");
+        if (n->top) {
+            lua_pushstring(L, n->top);
+            lua_setfield(L, -2, "top");
+        }
         if (n->saturated) {
             lua_pushboolean(L, 1);
             lua_setfield(L, -2, "saturated");

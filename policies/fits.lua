@@ -19,6 +19,13 @@
 --   request.match_policy = "first" | "lonode" | ...                    (optional)
 --   request.keep_unmatched = { [backend name] = true }   (optional) backends
 --                      kept without a graph (their cluster's could not be read)
+--   request.now_usage = { [backend name] = usage, ["*"] = usage }   (optional)
+--                      beside now_graphs: per node {pods =, top = "NS/NAME"},
+--                      who uses what is not free (named in the reasons)
+-- A group that does not fit is dropped with why, in the graph's numbers:
+-- the short resource and the best node for it ("the group does not fit
+-- now: needs 8 cpu per pod; best node node-a has 4 of 16 cpu free (12 used
+-- by default/busy)"); fluence graph shows the same numbers.
 -- Without request.graphs the stage keeps every backend (nothing to check).
 -- The jobspecs are those of fluence.jobspecs (repeated here: plugins cannot
 -- require modules).
@@ -136,6 +143,96 @@ local function check(graph, matcher, specs, now, policy, full)
   return ok, why
 end
 
+-- ------------------------------------------------ why it does not fit
+local MIB = 1024 * 1024
+-- the graph's resource types, as a reason names them
+local RES = { { "core", "cpu" }, { "memory", "MiB of memory" }, { "gpu", "gpu" } }
+
+-- A graph's real nodes (not the offerings' virtual ones), each with the
+-- sizes of its core, memory and gpu vertices; in the graph's order.
+local function nodes_of(g)
+  local by_path, list = {}, {}
+  local vs = g:vertices()
+  for _, v in ipairs(vs) do
+    if v.type == "node" and v.properties and v.properties["virtual=false"] ~= nil then
+      local n = { name = v.name, core = 0, memory = 0, gpu = 0 }
+      by_path[v.path] = n
+      list[#list + 1] = n
+    end
+  end
+  for _, v in ipairs(vs) do
+    local n = by_path[v.path:match("^(.*)/[^/]+$") or ""]
+    if n and n[v.type] ~= nil then n[v.type] = n[v.type] + v.size end
+  end
+  return list
+end
+
+-- "12 used by default/busy", "12 used by 3 pods, the most by default/busy"
+local function used_by(used, what, u)
+  local s = ("%d used"):format(used)
+  if type(u) ~= "table" or not u.pods or u.pods == 0 then return s end
+  local top = u.top and u.top ~= "" and u.top or nil
+  if u.pods == 1 then return s .. (top and (" by " .. top) or " by 1 pod") end
+  return s .. (" by %d pods%s"):format(u.pods, top and what == "core" and (", the most by " .. top) or "")
+end
+
+-- Why the group's compute jobspec does not fit g (full: the whole graph
+-- when g is what is free now; usage: who runs there), or nil when the
+-- numbers do not say (enough nodes have what a pod needs: a pod a node,
+-- the shortage is elsewhere).
+local function why_not(request, g, full, now, usage)
+  local pod = request.pod or {}
+  local need = { core = math.max(int(pod.cpu), 1), gpu = int(pod.gpu),
+                 memory = (tonumber(pod.memory) or 0) > 0 and int(tonumber(pod.memory) / MIB) or 0 }
+  local pods = math.max(int(request.pods or 1), 1)
+  local free = nodes_of(g)
+  if #free == 0 then return "the graph has no nodes" end
+  local has = {}
+  if now and full and full ~= g then
+    for _, n in ipairs(nodes_of(full)) do has[n.name] = n end
+  end
+  local fitting = 0
+  for _, n in ipairs(free) do
+    if n.core >= need.core and n.memory >= need.memory and n.gpu >= need.gpu then fitting = fitting + 1 end
+  end
+  if fitting >= pods then return nil end
+  local short, short_count
+  for _, r in ipairs(RES) do
+    local t = r[1]
+    if need[t] > 0 then
+      local count = 0
+      for _, n in ipairs(free) do if n[t] >= need[t] then count = count + 1 end end
+      if count < pods and (not short or count < short_count) then short, short_count = r, count end
+    end
+  end
+  if not short then return nil end
+  local t, unit = short[1], short[2]
+  local best
+  for _, n in ipairs(free) do
+    if n[t] < need[t] and (not best or n[t] > best[t] or (n[t] == best[t] and n.name < best.name)) then best = n end
+  end
+  if not best then                    -- every node would do: too few of them
+    return ("needs %d nodes (a pod a node) with %d %s each; the graph has %d"):format(pods, need[t], unit, #free)
+  end
+  local head = ("needs %d %s per pod"):format(need[t], unit)
+  if pods > 1 then head = head .. (" on %d nodes (a pod a node)"):format(pods) end
+  if short_count > 0 then
+    head = head .. ("; %d of %d nodes %s that%s; of the others"):format(short_count, #free,
+                                                                    short_count == 1 and "has" or "have",
+                                                                    now and " free now" or "")
+  end
+  local where
+  local h = has[best.name]
+  if now and h then
+    where = ("%s has %d of %d %s free (%s)"):format(best.name, best[t], h[t], t == "core" and "cpu" or
+                                                   t == "memory" and "MiB" or "gpu",
+                                                   used_by(h[t] - best[t], t, usage and usage[best.name]))
+  else
+    where = ("%s has %d %s"):format(best.name, best[t], unit)
+  end
+  return head .. (short_count > 0 and ", " or "; best node ") .. where
+end
+
 return {
   name = "fits",
   description = "fits[:now]: keep backends on which the group's Fluxion jobspecs all match (now: against current allocations)",
@@ -151,7 +248,7 @@ return {
     return function(backends, request)
       local graphs = request and request.graphs
       if not graphs then return backends, {} end
-      local keep, reasons = {}, {}
+      local keep, reasons, explained = {}, {}, {}
       -- fits:now matches what is free now when the caller knows it
       local pool = now and request.now_graphs or nil
       for _, b in ipairs(backends) do
@@ -164,6 +261,19 @@ return {
         else
           local ok, why = check(g, now and request.matchers and request.matchers[b.name] or nil,
                                 jobspecs_for(request, b.name), now, request.match_policy or "first", whole)
+          if not ok and why:find("^the group ") then
+            -- in numbers: the short resource, the best node (once per
+            -- graph): "never" against the whole graph, "not now" against
+            -- what is free, with what the whole graph has and who uses it
+            local never = why:find("can never fit", 1, true) ~= nil
+            local on = never and whole or g
+            if explained[on] == nil then
+              explained[on] = why_not(request, on, whole, not never and on ~= whole,
+                                      request.now_usage and (request.now_usage[b.name] or request.now_usage["*"]))
+                              or false
+            end
+            if explained[on] then why = why .. ": " .. explained[on] end
+          end
           if ok then keep[#keep + 1] = b else reasons[b.name] = why end
         end
       end

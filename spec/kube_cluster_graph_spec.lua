@@ -94,7 +94,7 @@ spec:
     assert.is_nil(g["graph-cordoned"], "a cordoned node is left out")
     assert.is_nil(g["graph-control"], "a control-plane node is left out")
     local a, b = g["graph-a"], g["graph-b"]
-    assert.are.equal(4, a.core.size)               -- allocatable 3800m, rounded up
+    assert.are.equal(3, a.core.size)               -- allocatable 3800m, rounded down (cluster.whole)
     assert.are.equal(15360, a.memory.size)         -- MiB of allocatable
     assert.are.equal("MB", a.memory.unit)
     assert.are.equal(2, a.gpu.size)

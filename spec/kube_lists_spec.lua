@@ -137,8 +137,28 @@ describe("kubelists.usage", function()
     assert.are.equal("more", cont)
     n = acc:add(podlist({ pod("a", { c{ cpu = "100m" } }) }))
     assert.are.equal(1, n)
-    assert.are.same({ a = { cpu_milli = 1350, memory = 512 * 2^20, gpu = 1, pods = 2 },
-                      b = { cpu_milli = 0, memory = 2^30, gpu = 0, pods = 1 } }, acc:totals())
+    assert.are.same({ a = { cpu_milli = 1350, memory = 512 * 2^20, gpu = 1, pods = 2, top = "p" },
+                      b = { cpu_milli = 0, memory = 2^30, gpu = 0, pods = 1, top = "p" } }, acc:totals())
+  end)
+
+  it("names the pod asking for the most cpu on each node (why a group does not fit)", function()
+    local acc = kl.usage()
+    local function named(ns, name, cpu)
+      local p = pod("a", { c{ cpu = cpu } })
+      p.metadata = { name = name, namespace = ns }
+      return p
+    end
+    acc:add(podlist({ named("default", "small", "1"), named("ml", "busy", "12"), named("ml", "also", "12"),
+                      named("x", ("n"):rep(300), "500m") }))
+    local t = acc:totals()
+    assert.are.equal("ml/busy", t.a.top)        -- the first of equals
+    assert.are.equal(4, t.a.pods)
+    -- a pod without metadata counts, unnamed
+    acc = kl.usage()
+    local p = pod("b", { c{ cpu = "1" } })
+    p.metadata = nil
+    acc:add(podlist({ p }))
+    assert.are.equal("", acc:totals().b.top)
   end)
 
   it("counts init containers, sidecars and overhead as the scheduler does", function()

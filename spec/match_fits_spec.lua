@@ -54,7 +54,9 @@ describe("fits policy", function()
     req.pods = 3
     local res2 = run("fits:now", req, backends("big", "small"))
     assert.is_falsy(res2.ok)
-    assert.are.equal("the group can never fit", res2.dropped.big)
+    -- why, in the graph's numbers (issue 27): too few nodes for a pod a node
+    assert.are.equal("the group can never fit: needs 3 nodes (a pod a node) with 4 cpu each; the graph has 2",
+                     res2.dropped.big)
   end)
 
   it("uses the plugin directly: satisfiability and now", function()
@@ -97,6 +99,6 @@ describe("fits policy", function()
     local sat = plugin.compile({}, { error = error })
     local keep, why = sat(backends("big"), { pods = 3, pod = { cpu = 4 }, graphs = { big = graph } })
     assert.are.equal("", names(keep))
-    assert.are.equal("the group can never fit", why.big)
+    assert.matches("^the group can never fit: needs 3 nodes", why.big)
   end)
 end)

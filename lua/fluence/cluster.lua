@@ -22,7 +22,7 @@
 -- schedulable node (cordoned nodes and control-plane taints left out), named
 -- after it, with a rank (0, 1, ... in list order), the property
 -- virtual=false; under it one `core` vertex of size = allocatable cores
--- (else capacity; rounded up), one `memory` vertex of size = MiB (unit MB)
+-- (else capacity; rounded down: M.whole), one `memory` vertex of size = MiB (unit MB)
 -- and one `gpu` vertex of size = nvidia.com/gpu, each only when non-zero.
 -- For fits:now the sizes are what is left once the requests of every pod
 -- bound to the node and not finished are taken away (what `kubectl describe
@@ -241,6 +241,17 @@ end
 
 -- ---------------------------------------------------------------- graphs
 
+-- The one rounding rule of the graphs (fits, fits:now, graph, graph --now
+-- and the reasons fits gives all show these numbers): a node's whole cores
+-- (MiB) are what it has rounded down, less what the pods bound to it use
+-- rounded up -- so free + used = has, and nothing a kubelet would refuse is
+-- ever counted free.  (Fluence's own builder rounds allocatable up, 15.5 ->
+-- 16, promising half a core no kubelet gives; the pods' requests it does
+-- not subtract at all.)  A pod's request is rounded up too (fits.lua).
+function M.whole(has, used, unit)
+  return has // unit - (-(-used // unit))
+end
+
 -- The tree of pkg/cluster BuildGraph (see the top of this file).
 function M.tree(c, now)
   local root = { type = "cluster", basename = "cluster", name = "cluster", id = 0, size = 1, rank = -1, with = {} }
@@ -260,16 +271,18 @@ function M.tree(c, now)
       local v = { type = "node", basename = "node", name = n.name, id = rank, size = 1, rank = rank,
                   properties = { ["virtual=false"] = "" }, hostname = n.name, with = {} }
       rank = rank + 1
-      -- whole cores: all of them (Fluence rounds allocatable up), or what
-      -- is left of the allocatable millicores once the pods' are taken
-      child(v, "core", now and (n.cpu_milli - (u.cpu_milli or 0)) // 1000 or n.cpu)
-      child(v, "memory", (n.memory - (u.memory or 0)) // MIB, "MB")
-      child(v, "gpu", n.gpu - (u.gpu or 0))
+      -- M.whole: what a node has rounded down, what its pods use rounded up
+      local u_cpu, u_mem = now and (u.cpu_milli or 0) or 0, now and (u.memory or 0) or 0
+      child(v, "core", M.whole(n.cpu_milli, u_cpu, 1000))
+      child(v, "memory", M.whole(n.memory, u_mem, MIB), "MB")
+      child(v, "gpu", n.gpu - (now and u.gpu or 0))
       root.with[#root.with + 1] = v
     end
   end
   return root
 end
+
+local usage_of = setmetatable({}, { __mode = "k" })
 
 -- The matchable graph of cluster c: its nodes (now: what is free on them),
 -- with the offerings' virtual resources grafted on.  nil, why without nodes.
@@ -288,7 +301,14 @@ function M.graph(c, now)
   end
   if not g then errors.raise("INPUT", "cluster %s: the resource graph: %s", M.name(c), tostring(err)) end
   c[key] = g
+  if now and c.usage then usage_of[g] = c.usage end
   return g
+end
+
+-- Who runs on the nodes of a graph M.graph(c, true) made (c.usage), for
+-- why a group does not fit there; nil for any other graph.
+function M.usage_of(g)
+  return usage_of[g]
 end
 
 -- JGF text of a graph: vertices in order with Fluxion's metadata (keys

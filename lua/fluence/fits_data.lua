@@ -11,6 +11,7 @@
 --   fits_data.wants(pl) -> fits, now      does the pipeline match, and
 --                                         does a stage match what is free now
 --                                         (-v: which matcher, once a run)
+--   fits_data.usage(now_graphs) -> request.now_usage (who runs where)
 --   fits_data.missing(c, what, opts) -> note   what: "nodes" | "usage";
 --       raises the CLUSTER error unless --fits-best-effort, else returns
 --       the note (one line) to go on with
@@ -49,6 +50,15 @@ local function hint(err)
     return "; 'fluence rbac' prints the rights fluence needs"
   end
   return ""
+end
+
+-- request.now_usage for fits: who runs on the nodes of each now graph
+-- (keyed as now_graphs are), so a reason can name them.
+function M.usage(now_graphs)
+  if not now_graphs then return nil end
+  local cluster, out = require "fluence.cluster", {}
+  for k, g in pairs(now_graphs) do out[k] = cluster.usage_of(g) end
+  return next(out) and out or nil
 end
 
 function M.missing(c, what, opts)

@@ -495,7 +495,8 @@ local function decide(ctx, req, how)
     if sat then d.notes[#d.notes + 1] = sat end
     ctx.fits_now = select(2, require("fluence.fits_data").wants(pl))
     local graphs, now_graphs = graphs_for(ctx, pool, offered, d.notes, d.run_notes)
-    req = setmetatable({ graphs = graphs, now_graphs = now_graphs }, { __index = req })
+    req = setmetatable({ graphs = graphs, now_graphs = now_graphs,
+                         now_usage = require("fluence.fits_data").usage(now_graphs) }, { __index = req })
   end
   local result = run_pipeline(d, pl, pool, req, dropped)
   if result.ok then d.chosen = result.chosen end
@@ -614,7 +615,8 @@ local function decide_many(ctx, req, how)
         req = setmetatable({ keep_unmatched = none }, { __index = req })
       end
     end
-    req = setmetatable({ graphs = graphs, now_graphs = now_graphs }, { __index = req })
+    req = setmetatable({ graphs = graphs, now_graphs = now_graphs,
+                         now_usage = require("fluence.fits_data").usage(now_graphs) }, { __index = req })
   end
   local result = run_pipeline(d, pl, pool, req, dropped)
   if result.ok then
