@@ -45,7 +45,7 @@ local MIB = 1024 * 1024
 M.MAX_CONFIGMAP = 8 * MIB
 -- bound, unfinished pods only: the server filters, the rest is never sent
 M.POD_SELECTOR = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
-M.FROM_CACHE = false
+M.FROM_CACHE = { nodes = false, usage = false }
 
 -- opts: the command line's (kubeconfig, context = name | {names}, namespace,
 -- request-timeout).  Clients are made on first use: a kubeconfig that leads
@@ -206,7 +206,7 @@ function M.load(list, want)
         query = { limit = tostring(M.PAGE[s.what]), continue = s.continue, fieldSelector = s.selector,
                   -- the watch cache (resourceVersion=0) for the first page;
                   -- a continue token carries its own version
-                  resourceVersion = M.FROM_CACHE and not s.continue and "0" or nil }
+                  resourceVersion = M.FROM_CACHE[s.what] and not s.continue and "0" or nil }
       end
       batch[i] = { s.c.client, "GET", s.path, nil, nil, query, text = true, max_body = s.max_body }
     end
