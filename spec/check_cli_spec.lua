@@ -69,6 +69,24 @@ describe("fluence check", function()
     assert.truthy(err:find('fluence: providers/noexport.lua: provider plugin export "candidates" must be a function, got nil\n', 1, true), err)
   end)
 
+  it("knows every export of the plugin contract: a typo of enriches is warned, a constant is not (issue 26)", function()
+    local dir = tree.make{
+      ["providers/typo.lua"] = 'return { name = "typo", description = "x", live = true, provides = { "a" }, ' ..
+                               'enriche = { "device_arn" }, candidates = function() return {} end }\n',
+      ["providers/consts.lua"] = 'return { name = "consts", description = "x", live = true, provides = { "a" }, ' ..
+                                 'LIVE = { a = true }, NAME = "x", candidates = function() return {} end }\n',
+    }
+    local r = cli.run{ "check", "providers", cwd = dir }
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal('fluence: warning: providers/typo.lua: provider plugin export "enriche" is not one fluence ' ..
+                     'reads (did you mean "enriches"?)\n', r.err)
+    -- the built-ins check clean: their own constants (braket-live's LIVE) are no typos
+    r = cli.run{ "check", "policies", "providers", valgrind = false }
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal("", r.err)
+    assert.matches(": no problems\n$", r.out)
+  end)
+
   it("says a manifest's policies were not checked when a plugin on the path does not load", function()
     local dir = tree.make{ ["job.yaml"] = job("min-cost"), ["policies/broken.lua"] = "return {\n" }
     local r = cli.run{ "check", cwd = dir, valgrind = false }
