@@ -1,4 +1,5 @@
-/* Finding a file compiled into the binary (embed.h). */
+/* Finding a file compiled into the binary (embedded.h holds the generated
+ * table): a bisection, the table being sorted by path. */
 #include <stdlib.h>
 #include <string.h>
 #include "embed.h"

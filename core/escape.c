@@ -1,29 +1,7 @@
 /* Escaping outside text for the terminal, as Go's %q does (see escape.h). */
 #include <string.h>
 #include "escape.h"
-
-/* The length of the UTF-8 sequence at s (at most n bytes) and its code
- * point, or 0 when it is not well-formed UTF-8 (overlong, a surrogate, past
- * U+10FFFF, cut short). */
-static size_t utf8_decode(const unsigned char *s, size_t n, unsigned *cp)
-{
-    unsigned c = s[0];
-    size_t len;
-    unsigned min;
-    if (c < 0x80) { *cp = c; return 1; }
-    if ((c & 0xE0) == 0xC0) { len = 2; min = 0x80; c &= 0x1F; }
-    else if ((c & 0xF0) == 0xE0) { len = 3; min = 0x800; c &= 0x0F; }
-    else if ((c & 0xF8) == 0xF0) { len = 4; min = 0x10000; c &= 0x07; }
-    else return 0;
-    if (len > n) return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80) return 0;
-        c = (c << 6) | (s[i] & 0x3F);
-    }
-    if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return 0;
-    *cp = c;
-    return len;
-}
+#include "utf8.h"
 
 /* Characters a terminal does not show as themselves: controls, and format
  * characters that reorder, hide or break lines (Go's strconv.IsPrint says
@@ -62,10 +40,27 @@ int fluence_needs_escape(const char *s, size_t len, int flags)
  * is full) by returning 0. */
 typedef int (*sink)(void *to, const char *s, size_t n, int whole);
 
+/* FLUENCE_ESC_COLUMNS: each byte one column */
+static void columns_to(sink out, void *to, const char *s, size_t len)
+{
+    size_t run = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != 0x7F) continue;
+        if (!out(to, s + run, i - run, 0) || !out(to, c == '\t' ? " " : "?", 1, 1)) return;
+        run = i + 1;
+    }
+    out(to, s + run, len - run, 0);
+}
+
 static void escape_to(sink out, void *to, const char *s, size_t len, int flags)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *u = (const unsigned char *)s;
+    if (flags & FLUENCE_ESC_COLUMNS) {
+        columns_to(out, to, s, len);
+        return;
+    }
     if ((flags & FLUENCE_ESC_QUOTE) && !out(to, "\"", 1, 1)) return;
     size_t run = 0;                               /* start of the plain run */
     for (size_t i = 0; i < len;) {

@@ -14,7 +14,10 @@
 
 enum {
     FLUENCE_ESC_QUOTE = 1,       /* Go's %q: in double quotes, " and \ escaped too */
-    FLUENCE_ESC_KEEP_LINES = 2   /* a text of several lines: \n and \t stay (stderr as a whole) */
+    FLUENCE_ESC_KEEP_LINES = 2,  /* a text of several lines: \n and \t stay (stderr as a whole) */
+    FLUENCE_ESC_COLUMNS = 4      /* a source line a caret points into (location.c): one column
+                                  * per byte kept, so a C0 control or DEL shows as '?' and a tab
+                                  * as a space; what else is hidden the printer escapes */
 };
 
 /* Appends s (len bytes) to b, escaped. */

@@ -1,7 +1,7 @@
 /* One libcurl transfer owned by a Lua userdata: the easy handle, its header
  * lists and the response buffers, freed by __gc or http_transfer_free (with
  * header lines wiped first: they may carry tokens).  Shared by fluence.http
- * (core/http.c) and the Kubernetes client (core/kubeconfig.c), which add
+ * (core/http.c) and the Kubernetes client (core/kube.c), which add
  * only their own options. */
 #ifndef FLUENCE_HTTP_TRANSFER_H
 #define FLUENCE_HTTP_TRANSFER_H

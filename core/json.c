@@ -15,6 +15,7 @@
 #include <string.h>
 #include <jansson.h>
 #include <lauxlib.h>
+#include "json_write.h"
 #include "location.h"
 #include "strbuf.h"
 
@@ -147,34 +148,6 @@ static int json_decode(lua_State *L)
 
 /* ---- encoding ---- */
 
-static void add_string(lua_State *L, struct strbuf *b, const char *s, size_t len)
-{
-    static const char hex[] = "0123456789abcdef";
-    strbuf_addc(L, b, '"');
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        switch (c) {
-        case '"': strbuf_adds(L, b, "\\\""); break;
-        case '\\': strbuf_adds(L, b, "\\\\"); break;
-        case '\n': strbuf_adds(L, b, "\\n"); break;
-        case '\r': strbuf_adds(L, b, "\\r"); break;
-        case '\t': strbuf_adds(L, b, "\\t"); break;
-        default:
-            if (c < 0x20 || c == 0x7f) {
-                char u[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
-                strbuf_adds(L, b, u);
-            } else if (c == 0xC2 && i + 1 < len && (unsigned char)s[i + 1] >= 0x80 && (unsigned char)s[i + 1] <= 0x9F) {
-                /* a C1 control (U+0080..U+009F), escaped: the API server
-                 * reads a server-side apply body as YAML, which refuses it raw */
-                unsigned char d = (unsigned char)s[++i];
-                char u[7] = {'\\', 'u', '0', '0', hex[d >> 4], hex[d & 15], 0};
-                strbuf_adds(L, b, u);
-            } else strbuf_addc(L, b, (char)c);
-        }
-    }
-    strbuf_addc(L, b, '"');
-}
-
 /* Integral values print without a fraction; others as the shortest decimal
  * that reads back as the same double. */
 static void add_number(lua_State *L, struct strbuf *b, int idx)
@@ -222,13 +195,6 @@ static int is_array(lua_State *L, int idx)
         }
     }
     return 1;
-}
-
-static void newline(lua_State *L, struct strbuf *b, int indent, int depth)
-{
-    if (!indent) return;
-    strbuf_addc(L, b, '\n');
-    for (int i = 0; i < indent * depth; i++) strbuf_addc(L, b, ' ');
 }
 
 static void encode(lua_State *L, struct strbuf *b, int idx, int indent, int depth);
@@ -299,7 +265,7 @@ static void encode(lua_State *L, struct strbuf *b, int idx, int indent, int dept
     case LUA_TSTRING: {
         size_t len;
         const char *s = lua_tolstring(L, idx, &len);
-        add_string(L, b, s, len);
+        jw_string(L, b, s, len, 0);
         return;
     }
     case LUA_TLIGHTUSERDATA:
@@ -311,12 +277,12 @@ static void encode(lua_State *L, struct strbuf *b, int idx, int indent, int dept
             strbuf_addc(L, b, '[');
             for (lua_Integer i = 1; i <= n; i++) {
                 if (i > 1) strbuf_addc(L, b, ',');
-                newline(L, b, indent, depth + 1);
+                jw_newline(L, b, indent, depth + 1);
                 lua_rawgeti(L, idx, i);
                 encode(L, b, lua_gettop(L), indent, depth + 1);
                 lua_pop(L, 1);
             }
-            if (n > 0) newline(L, b, indent, depth);
+            if (n > 0) jw_newline(L, b, indent, depth);
             strbuf_addc(L, b, ']');
         } else {
             push_sorted_keys(L, idx);
@@ -325,17 +291,17 @@ static void encode(lua_State *L, struct strbuf *b, int idx, int indent, int dept
             strbuf_addc(L, b, '{');
             for (lua_Integer i = 1; i <= n; i++) {
                 if (i > 1) strbuf_addc(L, b, ',');
-                newline(L, b, indent, depth + 1);
+                jw_newline(L, b, indent, depth + 1);
                 lua_rawgeti(L, keys, i);
                 size_t kl;
                 const char *k = lua_tolstring(L, -1, &kl);
-                add_string(L, b, k, kl);
+                jw_string(L, b, k, kl, 0);
                 strbuf_adds(L, b, indent ? ": " : ":");
                 lua_rawget(L, idx);
                 encode(L, b, lua_gettop(L), indent, depth + 1);
                 lua_pop(L, 1);
             }
-            if (n > 0) newline(L, b, indent, depth);
+            if (n > 0) jw_newline(L, b, indent, depth);
             strbuf_addc(L, b, '}');
             lua_pop(L, 1);
         }

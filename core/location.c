@@ -42,10 +42,7 @@ void fluence_push_located(lua_State *L, const char *name, const char *text,
         }
         if (n > 0 || col > 0) {
             luaL_addstring(&b, "\n    ");
-            for (size_t i = 0; i < n; i++) {
-                unsigned char ch = (unsigned char)p[start + i];
-                luaL_addchar(&b, ch == '\t' ? ' ' : (ch < 0x20 ? '?' : (char)ch));
-            }
+            fluence_escape(&b, p + start, n, FLUENCE_ESC_COLUMNS);
             if (col > 0) {
                 luaL_addstring(&b, "\n    ");
                 for (size_t i = start; i < c && i - start < EXCERPT_MAX; i++) luaL_addchar(&b, ' ');

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <lauxlib.h>
-#include "cli.h"
+#include "clispec.h"
 #include "exitcode.h"
 #include "output.h"
 #include "progress.h"

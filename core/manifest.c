@@ -72,7 +72,6 @@
  * manifest_edit.c for where and how annotations are written. */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,10 +81,17 @@
 #include <unistd.h>
 #include <lauxlib.h>
 #include "exitcode.h"
-#include "manifest.h"
+#include "escape.h"
+#include "manifest_edit.h"
+#include "manifest_json.h"
+#include "manifest_kinds.h"
+#include "manifest_meta.h"
+#include "manifest_shape.h"
+#include "manifest_tree.h"
 #include "output.h"
 #include "readfile.h"
 #include "strbuf.h"
+#include "utf8.h"
 #include "yaml_kubectl.h"
 
 #define STREAM_MT "fluence.manifest.stream"
@@ -129,67 +135,27 @@ static int stream_gc(lua_State *L)
  * big inputs (stdin) live in anonymous memory advised to use huge pages,
  * read() into place.
  *
- * A mapped file truncated while fluence reads it would end the process with
- * SIGBUS: the handler below names the file instead and exits with code 3
- * (bad input), as for any input that does not read; nothing reaches stdout
- * before the run ends. */
-struct mtext { char *data; size_t len, cap; int mapped; int slot; };
+ * A mapped file truncated while fluence reads it ends the process with its
+ * name and exit 3 (readfile.h's fluence_map); nothing reaches stdout before
+ * the run ends. */
+struct mtext { char *data; size_t len, cap; int mapped; };   /* mapped: 2 a file, 1 anonymous */
 
-#define MAX_MAPS 64
-static struct { const char *start; size_t len; char path[512]; } maps[MAX_MAPS];
-static volatile sig_atomic_t map_used[MAX_MAPS];
-
-static void on_sigbus(int sig, siginfo_t *si, void *ctx)
-{
-    (void)ctx;
-    const char *at = si ? (const char *)si->si_addr : NULL;
-    for (int i = 0; i < MAX_MAPS; i++) {
-        if (map_used[i] && at >= maps[i].start && at < maps[i].start + maps[i].len) {
-            static const char a[] = "fluence: ", b[] = ": the file changed (was truncated) while it was being read\n";
-            ssize_t r = write(2, a, sizeof a - 1);
-            r = write(2, maps[i].path, strlen(maps[i].path));
-            r = write(2, b, sizeof b - 1);
-            (void)r;
-            _exit(FLUENCE_EXIT_INPUT);
-        }
-    }
-    signal(sig, SIG_DFL);                   /* not ours: as without the handler */
-    raise(sig);
-}
-
-/* Maps fd's len bytes; 0 and t filled, or -1 (then read() it). */
+/* Maps fd's len bytes (readfile.h); 0 and t filled, or -1 (then read() it). */
 static int text_map(struct mtext *t, int fd, size_t len, const char *path)
 {
-    static int installed;
-    int slot = -1;
-    for (int i = 0; i < MAX_MAPS; i++) if (!map_used[i]) { slot = i; break; }
-    if (slot < 0) return -1;
-    if (!installed) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_sigaction = on_sigbus;
-        sa.sa_flags = SA_SIGINFO;
-        sigemptyset(&sa.sa_mask);
-        if (sigaction(SIGBUS, &sa, NULL) != 0) return -1;
-        installed = 1;
-    }
-    void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-    if (p == MAP_FAILED) return -1;
-    maps[slot].start = p;
-    maps[slot].len = len;
-    snprintf(maps[slot].path, sizeof maps[slot].path, "%s", path);
-    map_used[slot] = 1;
-    t->data = p;
+    const char *p = fluence_map(fd, len, path, FLUENCE_MAP_POPULATE);
+    if (!p) return -1;
+    t->data = (char *)p;
     t->len = t->cap = len;
     t->mapped = 2;
-    t->slot = slot;
     return 0;
 }
 
 static void text_free(struct mtext *t)
 {
-    if (t->mapped == 2) map_used[t->slot] = 0;
-    if (t->mapped) munmap(t->data, t->cap); else free(t->data);
+    if (t->mapped == 2) fluence_unmap(t->data, t->cap);
+    else if (t->mapped) munmap(t->data, t->cap);
+    else free(t->data);
     t->data = NULL;
     t->len = t->cap = 0;
     t->mapped = 0;
@@ -526,7 +492,7 @@ struct walk {
 static void hold(lua_State *L, struct walk *w, size_t map)
 {
     if (!map) return;
-    w->held = me_grow(L, w->held, &w->capheld, w->nheld + 1, sizeof *w->held);
+    w->held = fluence_grow(L, w->held, &w->capheld, w->nheld + 1, sizeof *w->held);
     w->held[w->nheld++] = map;
 }
 
@@ -571,7 +537,7 @@ static int add_template(lua_State *L, struct walk *w, size_t node, const struct 
     if (has_rep) { lua_pushinteger(L, rep); lua_setfield(L, -2, "replicas"); }
     lua_rawseti(L, w->templates, ++w->count);
     if (fluence && node != w->obj) {
-        w->tnodes = me_grow(L, w->tnodes, &w->captn, w->ntn + 1, sizeof *w->tnodes);
+        w->tnodes = fluence_grow(L, w->tnodes, &w->captn, w->ntn + 1, sizeof *w->tnodes);
         w->tnodes[w->ntn].node = node;
         w->tnodes[w->ntn++].meta = pod->meta;
     }
@@ -740,7 +706,7 @@ static void push_unpinned(lua_State *L, struct walk *w, size_t obj, int asks)
         if (i != obj && !path_to(L, w, obj, i, 0)) continue;      /* reached through an alias only */
         path_key(L, w, "schedulerName", 13);
         char shown[200];
-        mm_shown(shown, sizeof shown, w->path->data, w->path->len);
+        fluence_escape_into(shown, sizeof shown, w->path->data, w->path->len, 0);
         lua_createtable(L, 0, 2);
         lua_pushstring(L, shown);
         lua_setfield(L, -2, "path");
@@ -785,7 +751,7 @@ static void add_object(lua_State *L, struct mstream *s, struct mparse *p, struct
     const struct mtree *t = &p->tree;
     const struct mnode *n = &t->nodes[node];
     size_t index = s->nobjs + 1;
-    s->objs = me_grow(L, s->objs, &s->capobjs, s->nobjs + 1, sizeof *s->objs);
+    s->objs = fluence_grow(L, s->objs, &s->capobjs, s->nobjs + 1, sizeof *s->objs);
     struct mobj *o = &s->objs[s->nobjs++];
     o->doc = docidx;
     o->site_first = s->st.nsites;
@@ -974,7 +940,7 @@ static void duplicates(lua_State *L, struct mparse *p, size_t root)
         }
         const struct mnode *kn = mt_resolve(t, k, NULL);
         char key[96];
-        mm_shown(key, sizeof key, t->arena + kn->val, kn->len);
+        fluence_escape_into(key, sizeof key, t->arena + kn->val, kn->len, 0);
         if (range_maybe_active(t, from, to)) {
             lua_pushfstring(L, "duplicate key \"%s\" in a Fluence object: kubectl would keep the last one; "
                             "say which one you mean", key);
@@ -997,7 +963,7 @@ static void duplicates(lua_State *L, struct mparse *p, size_t root)
  * (nothing writes to it). */
 static void add_inert(lua_State *L, struct mstream *s, size_t docidx)
 {
-    s->objs = me_grow(L, s->objs, &s->capobjs, s->nobjs + 1, sizeof *s->objs);
+    s->objs = fluence_grow(L, s->objs, &s->capobjs, s->nobjs + 1, sizeof *s->objs);
     struct mobj *o = &s->objs[s->nobjs++];
     o->doc = docidx;
     o->site_first = s->st.nsites;
@@ -1036,8 +1002,8 @@ static int parse_protected(lua_State *L)
     s->is_json = i < len && (text[i] == '{' || text[i] == '[');
     struct mdoc d;
     while (mp_next_doc(L, p, &d)) {
-        s->docs = me_grow(L, s->docs, &s->capdocs, s->ndocs + 1, sizeof *s->docs);
-        s->doc_obj = me_grow(L, s->doc_obj, &s->capdocobj, s->ndocs + 1, sizeof *s->doc_obj);
+        s->docs = fluence_grow(L, s->docs, &s->capdocs, s->ndocs + 1, sizeof *s->docs);
+        s->doc_obj = fluence_grow(L, s->doc_obj, &s->capdocobj, s->ndocs + 1, sizeof *s->doc_obj);
         size_t di = s->ndocs++;
         s->docs[di] = d;
         s->doc_obj[di] = s->nobjs;
@@ -1209,7 +1175,7 @@ static int s_set_annotations(lua_State *L)
             return luaL_error(L, "set_annotations: keys and values must be strings");
         size_t kl, vl;
         const char *k = lua_tolstring(L, -2, &kl), *v = lua_tolstring(L, -1, &vl);
-        if (kl == 0 || kl > 1000 || !me_valid_utf8(k, kl) || !me_valid_utf8(v, vl)) {
+        if (kl == 0 || kl > 1000 || !utf8_valid(k, kl) || !utf8_valid(v, vl)) {
             lua_pushnil(L);   /* YAML limits implicit keys to 1024 characters */
             lua_pushfstring(L, "annotation %s: %s", kl ? k : "\"\"",
                             kl == 0 ? "empty key" : kl > 1000 ? "key too long" : "not valid UTF-8");
@@ -1377,7 +1343,7 @@ static int cmp_kv(const void *a, const void *b)
 
 static void add_edit(lua_State *L, struct edits *ed, struct strbuf *tb, size_t pos, size_t del_end, size_t toff)
 {
-    ed->e = me_grow(L, ed->e, &ed->cap, ed->n + 1, sizeof *ed->e);
+    ed->e = fluence_grow(L, ed->e, &ed->cap, ed->n + 1, sizeof *ed->e);
     struct edit *e = &ed->e[ed->n];
     e->pos = pos;
     e->del_end = del_end;
@@ -1643,7 +1609,10 @@ static void emit_objects(lua_State *L, const char *name, const char *text, size_
             if (sep) { strbuf_addc(L, out, '\n'); for (int i = 0; i < indent * depth; i++) strbuf_addc(L, out, ' '); }
             /* a document's own object is checked as kubectl checks it (a
              * List's items are not: kubectl leaves them to the server) */
-            mj_emit(L, p, out, d.root, indent, depth, drop ? drop | MJ_CHECK : 0);
+            size_t obj;
+            const struct mnode *on = mt_resolve(t, d.root, &obj);
+            if (drop && on && on->type == MN_MAP) mm_check(L, p, obj);
+            mj_emit(L, p, out, d.root, indent, depth, drop);
             if (!sep) { strbuf_addc(L, out, 0); (*count)++; }
         }
     }

@@ -27,8 +27,10 @@
 #include <stdint.h>
 #include <string.h>
 #include <lauxlib.h>
-#include "manifest.h"
+#include "json_write.h"
+#include "manifest_edit.h"
 #include "strbuf.h"
+#include "utf8.h"
 
 static const char *const bool11[] = {
     "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO",
@@ -49,81 +51,20 @@ static int plain_safe(const char *s, size_t len)
     return mt_plain_is_string(s, len);
 }
 
-#define HIGHS 0x8080808080808080ull
-
-/* Is s valid UTF-8 (no overlong forms, surrogates or code points past
- * U+10FFFF)?  ASCII goes 8 bytes at a time. */
-int me_valid_utf8(const char *s, size_t len)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    for (size_t i = 0; i < len;) {
-        if (len - i >= 8) {
-            uint64_t w;
-            memcpy(&w, u + i, 8);
-            if (!(w & HIGHS)) { i += 8; continue; }
-        }
-        unsigned c = u[i];
-        if (c < 0x80) { i++; continue; }
-        size_t w = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-        if (!w || i + w > len) return 0;
-        unsigned cp = w == 2 ? c & 0x1F : w == 3 ? c & 0x0F : c & 0x07;
-        for (size_t k = 1; k < w; k++) {
-            if ((u[i + k] & 0xC0) != 0x80) return 0;
-            cp = (cp << 6) | (u[i + k] & 0x3F);
-        }
-        if ((w == 2 && cp < 0x80) || (w == 3 && cp < 0x800) || (w == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-            (cp >= 0xD800 && cp <= 0xDFFF))
-            return 0;
-        i += w;
-    }
-    return 1;
-}
-
-/* Appends s as a YAML/JSON scalar.  Returns 0 when s is not valid UTF-8.
- * Bytes that need no escape are copied in runs (audits are kilobytes). */
+/* Appends s as a YAML/JSON scalar: plain when trivially safe, else a JSON
+ * string YAML reads back exactly.  Returns 0 when s is not valid UTF-8. */
 int me_scalar(lua_State *L, struct strbuf *b, const char *s, size_t len, int quote)
 {
-    static const char hex[] = "0123456789abcdef";
-    const unsigned char *u = (const unsigned char *)s;
     /* validate UTF-8 first: nothing is written for a bad value */
-    if (!me_valid_utf8(s, len)) return 0;
+    if (!utf8_valid(s, len)) return 0;
     if (!quote && plain_safe(s, len)) { strbuf_add(L, b, s, len); return 1; }
-    strbuf_addc(L, b, '"');
-    size_t run = 0;                     /* start of the bytes copied as they are */
-    for (size_t i = 0; i < len;) {
-        unsigned c = u[i];
-        if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') { i++; continue; }
-        size_t w = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : 4;
-        unsigned cp = w == 1 ? c : w == 2 ? c & 0x1F : w == 3 ? c & 0x0F : c & 0x07;
-        for (size_t k = 1; k < w; k++) cp = (cp << 6) | (u[i + k] & 0x3F);
-        const char *esc = NULL;
-        char e[7];
-        if (cp == '"') esc = "\\\"";
-        else if (cp == '\\') esc = "\\\\";
-        else if (cp == '\n') esc = "\\n";
-        else if (cp == '\r') esc = "\\r";
-        else if (cp == '\t') esc = "\\t";
-        else if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029 || cp == 0xFEFF ||
-                 cp == 0xFFFE || cp == 0xFFFF) {   /* YAML 1.1 line breaks (NEL, LS, PS) fold */
-            e[0] = '\\'; e[1] = 'u'; e[2] = hex[(cp >> 12) & 15]; e[3] = hex[(cp >> 8) & 15];
-            e[4] = hex[(cp >> 4) & 15]; e[5] = hex[cp & 15]; e[6] = 0;
-            esc = e;
-        }
-        if (esc) {
-            strbuf_add(L, b, s + run, i - run);
-            strbuf_adds(L, b, esc);
-            run = i + w;
-        }
-        i += w;
-    }
-    strbuf_add(L, b, s + run, len - run);
-    strbuf_addc(L, b, '"');
+    jw_string(L, b, s, len, JW_YAML);
     return 1;
 }
 
 static size_t store_str(lua_State *L, struct mstore *s, const char *str, size_t n)
 {
-    s->strs = me_grow(L, s->strs, &s->scap, s->slen + n + 1, 1);
+    s->strs = fluence_grow(L, s->strs, &s->scap, s->slen + n + 1, 1);
     size_t at = s->slen;
     memcpy(s->strs + at, str, n);
     s->strs[at + n] = 0;
@@ -248,7 +189,7 @@ static void record_entries(lua_State *L, struct mparse *p, struct mstore *s, str
         size_t v = t->nodes[k].next;
         const struct mnode *vn = &t->nodes[v];
         if (kn->len == 2 && !(kn->flags & MF_STR) && memcmp(t->arena + kn->val, "<<", 2) == 0) continue;
-        s->ents = me_grow(L, s->ents, &s->capents, s->nents + 1, sizeof *s->ents);
+        s->ents = fluence_grow(L, s->ents, &s->capents, s->nents + 1, sizeof *s->ents);
         struct mentry *e = &s->ents[s->nents++];
         memset(e, 0, sizeof *e);
         e->key = store_str(L, s, t->arena + kn->val, kn->len);
@@ -309,7 +250,7 @@ void me_sites_for(lua_State *L, struct mparse *p, struct mstore *s, int obj, siz
             if (st.mode == SITE_INSERT) record_entries(L, p, s, &st, anni);
         }
     }
-    s->sites = me_grow(L, s->sites, &s->capsites, s->nsites + 1, sizeof *s->sites);
+    s->sites = fluence_grow(L, s->sites, &s->capsites, s->nsites + 1, sizeof *s->sites);
     s->sites[s->nsites++] = st;
 }
 

@@ -17,84 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <lauxlib.h>
-#include "manifest.h"
+#include "json_write.h"
+#include "manifest_json.h"
 #include "strbuf.h"
 #include "yaml_kubectl.h"
 
 #define MERGE_DEPTH 64
-
-/* The length of the valid UTF-8 character at s (n bytes left), or 0, as Go's
- * utf8.DecodeRune judges it (no overlong forms, surrogates, or code points
- * past U+10FFFF). */
-static size_t utf8_char(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    if (c < 0x80) return 1;
-    size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-    if (!len || len > n) return 0;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c == 0xE0) lo = 0xA0;
-    else if (c == 0xED) hi = 0x9F;
-    else if (c == 0xF0) lo = 0x90;
-    else if (c == 0xF4) hi = 0x8F;
-    if (s[1] < lo || s[1] > hi) return 0;
-    for (size_t i = 2; i < len; i++) if ((s[i] & 0xC0) != 0x80) return 0;
-    return len;
-}
-
-/* s as a JSON string; a byte that is not valid UTF-8 becomes U+FFFD, as Go
- * writes it (only a !!binary value can hold one); nl: a "\n" added.  The
- * server reads a server-side apply body as YAML, which refuses control
- * characters written raw: kubectl sends DEL and C1 controls so and fails,
- * fluence escapes them (the same string). */
-static void string_nl(lua_State *L, struct strbuf *b, const char *s, size_t len, int nl)
-{
-    static const char hex[] = "0123456789abcdef";
-    strbuf_addc(L, b, '"');
-    size_t run = 0;
-    for (size_t i = 0; i < len;) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\' && c < 0x7f) { run++; i++; continue; }
-        if (c >= 0x80) {
-            size_t w = utf8_char((const unsigned char *)s + i, len - i);
-            /* C1 controls (U+0080..U+009F) are escaped: the API server reads
-             * an apply body as YAML, which refuses them raw */
-            if (w == 2 && c == 0xC2 && (unsigned char)s[i + 1] <= 0x9F) {
-                strbuf_add(L, b, s + i - run, run);
-                run = 0;
-                char u[7] = {'\\', 'u', '0', '0', hex[(unsigned char)s[i + 1] >> 4], hex[s[i + 1] & 15], 0};
-                strbuf_adds(L, b, u);
-                i += 2;
-                continue;
-            }
-            if (w) { run += w; i += w; continue; }
-        }
-        strbuf_add(L, b, s + i - run, run);
-        run = 0;
-        i++;
-        switch (c) {
-        case '"': strbuf_adds(L, b, "\\\""); break;
-        case '\\': strbuf_adds(L, b, "\\\\"); break;
-        case '\n': strbuf_adds(L, b, "\\n"); break;
-        case '\r': strbuf_adds(L, b, "\\r"); break;
-        case '\t': strbuf_adds(L, b, "\\t"); break;
-        default:
-            if (c >= 0x80) strbuf_adds(L, b, "\\ufffd");
-            else {
-                char u[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
-                strbuf_adds(L, b, u);
-            }
-        }
-    }
-    strbuf_add(L, b, s + len - run, run);
-    if (nl) strbuf_adds(L, b, "\\n");
-    strbuf_addc(L, b, '"');
-}
-
-void mj_string(lua_State *L, struct strbuf *b, const char *s, size_t len)
-{
-    string_nl(L, b, s, len, 0);
-}
 
 /* A literal or folded block scalar that ends the input without a line
  * break: libyaml leaves its last line without "\n", go-yaml clips (or
@@ -139,12 +67,12 @@ static void scalar(lua_State *L, struct mparse *p, struct strbuf *b, size_t i)
     switch (v.kind) {
     case YK_NULL: strbuf_adds(L, b, "null"); return;
     case YK_BOOL: strbuf_adds(L, b, v.b ? "true" : "false"); return;
-    case YK_STR: string_nl(L, b, p->tree.arena + n->val, n->len, block_needs_newline(p, n)); return;
+    case YK_STR: jw_string(L, b, p->tree.arena + n->val, n->len, JW_FFFD | (block_needs_newline(p, n) ? JW_NL : 0)); return;
     case YK_BINARY: {
         size_t len;
         push_binary(L, p, n);
         const char *s = lua_tolstring(L, -1, &len);
-        string_nl(L, b, s, len, 0);
+        jw_string(L, b, s, len, JW_FFFD);
         lua_pop(L, 1);
         return;
     }
@@ -251,20 +179,13 @@ int mj_entries(lua_State *L, struct mparse *p, size_t map)
     return (int)(lua_rawlen(L, -1) / 2);
 }
 
-static void newline(lua_State *L, struct strbuf *b, int indent, int depth)
-{
-    if (!indent) return;
-    strbuf_addc(L, b, '\n');
-    for (int i = 0; i < indent * depth; i++) strbuf_addc(L, b, ' ');
-}
-
 static void entry(lua_State *L, struct mparse *p, struct strbuf *b, const char *key, size_t klen, size_t v,
                   int indent, int depth, int flags, size_t *count)
 {
     if ((flags & MJ_META) && klen == 13 && memcmp(key, "managedFields", 13) == 0) return;
     if ((*count)++) strbuf_addc(L, b, ',');
-    newline(L, b, indent, depth + 1);
-    mj_string(L, b, key, klen);
+    jw_newline(L, b, indent, depth + 1);
+    jw_string(L, b, key, klen, JW_FFFD);
     strbuf_adds(L, b, indent ? ": " : ":");
     int sub = (flags & MJ_OBJECT) && klen == 8 && memcmp(key, "metadata", 8) == 0 ? MJ_META : 0;
     mj_emit(L, p, b, v, indent, depth + 1, sub);
@@ -299,15 +220,14 @@ void mj_emit(lua_State *L, struct mparse *p, struct strbuf *b, size_t i, int ind
         size_t c = n->first, k = 0;
         for (; c; c = t->nodes[c].next, k++) {
             if (k) strbuf_addc(L, b, ',');
-            newline(L, b, indent, depth + 1);
+            jw_newline(L, b, indent, depth + 1);
             mj_emit(L, p, b, c, indent, depth + 1, 0);
         }
-        if (k) newline(L, b, indent, depth);
+        if (k) jw_newline(L, b, indent, depth);
         strbuf_addc(L, b, ']');
         return;
     }
     case MN_MAP: {
-        if (flags & MJ_CHECK) mm_check(L, p, i);
         size_t count = 0;
         strbuf_addc(L, b, '{');
         if (plain_entries(t, n)) {
@@ -330,7 +250,7 @@ void mj_emit(lua_State *L, struct mparse *p, struct strbuf *b, size_t i, int ind
             }
             lua_pop(L, 1);
         }
-        if (count) newline(L, b, indent, depth);
+        if (count) jw_newline(L, b, indent, depth);
         strbuf_addc(L, b, '}');
         return;
     }
@@ -357,10 +277,10 @@ void mj_indent(lua_State *L, struct strbuf *b, const char *s, size_t len, int in
         case '{': case '[':
             strbuf_addc(L, b, c);
             if (i + 1 < len && (s[i + 1] == '}' || s[i + 1] == ']')) { strbuf_addc(L, b, s[++i]); break; }
-            newline(L, b, indent, ++depth);
+            jw_newline(L, b, indent, ++depth);
             break;
-        case '}': case ']': newline(L, b, indent, --depth); strbuf_addc(L, b, c); break;
-        case ',': strbuf_addc(L, b, c); newline(L, b, indent, depth); break;
+        case '}': case ']': jw_newline(L, b, indent, --depth); strbuf_addc(L, b, c); break;
+        case ',': strbuf_addc(L, b, c); jw_newline(L, b, indent, depth); break;
         case ':': strbuf_adds(L, b, ": "); break;
         default: strbuf_addc(L, b, c);
         }

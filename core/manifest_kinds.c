@@ -14,7 +14,7 @@
  * when they name none (Volcano's Job), where that is. */
 #include <string.h>
 #include <lauxlib.h>
-#include "manifest.h"
+#include "manifest_kinds.h"
 
 #define TEMPLATE(path) { path, "metadata", "spec.schedulerName", "spec.containers", NULL, 0 }
 #define END { NULL, NULL, NULL, NULL, NULL, 0 }

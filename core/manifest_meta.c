@@ -16,7 +16,8 @@
 #include <string.h>
 #include <lauxlib.h>
 #include "escape.h"
-#include "manifest.h"
+#include "manifest_json.h"
+#include "manifest_meta.h"
 #include "yaml_kubectl.h"
 
 enum { W_STRING, W_MAP, W_SEQ, W_INT, W_BOOL, W_TIME };
@@ -45,11 +46,6 @@ static const char *json_word(const struct mtree *t, size_t v, struct yk_value *y
     }
 }
 
-size_t mm_shown(char *out, size_t cap, const char *s, size_t len)
-{
-    return fluence_escape_into(out, cap, s, len, 0);
-}
-
 /* "kubectl reads 1 as a number" / "a mapping" */
 static void reading(const struct mtree *t, size_t v, const char *word, char *out, size_t cap)
 {
@@ -57,7 +53,7 @@ static void reading(const struct mtree *t, size_t v, const char *word, char *out
     if (n->type == MN_MAP) { snprintf(out, cap, "a mapping"); return; }
     if (n->type == MN_SEQ) { snprintf(out, cap, "a sequence"); return; }
     char shown[64];
-    mm_shown(shown, sizeof shown, t->arena + n->val, n->len);
+    fluence_escape_into(shown, sizeof shown, t->arena + n->val, n->len, 0);
     const char *as = strcmp(word, "bool") == 0 ? "a boolean" : strcmp(word, "number") == 0 ? "a number" :
                      strcmp(word, "null") == 0 ? "null" : "a string";
     if (n->style == YAML_PLAIN_SCALAR_STYLE && n->tag == YK_TAG_NONE && strcmp(as, "a string") != 0)
@@ -74,7 +70,7 @@ int mm_not_string(const struct mtree *t, size_t v, const char *path, char *msg, 
     reading(t, v, word, r, sizeof r);
     const struct mnode *n = mt_resolve(t, v, NULL);
     char shown[64] = "";
-    if (n->type == MN_SCALAR) mm_shown(shown, sizeof shown, t->arena + n->val, n->len);
+    if (n->type == MN_SCALAR) fluence_escape_into(shown, sizeof shown, t->arena + n->val, n->len, 0);
     snprintf(msg, cap, "%s: %s, not a string%s%s%s", path, r, n->type == MN_SCALAR ? ": quote it (\"" : "",
              shown, n->type == MN_SCALAR ? "\")" : "");
     return 1;
@@ -145,7 +141,7 @@ static void check_value(const struct mtree *t, struct problem *pr, size_t v, int
         const struct mnode *n = mt_resolve(t, v, NULL);
         if (rfc3339(t->arena + n->val)) return;
         char shown[64];
-        mm_shown(shown, sizeof shown, t->arena + n->val, n->len);
+        fluence_escape_into(shown, sizeof shown, t->arena + n->val, n->len, 0);
         snprintf(msg, sizeof msg, "%s: \"%s\" is not a time as RFC 3339 writes it (2006-01-02T15:04:05Z), nor null; "
                  "kubectl refuses the document (parsing time \"%s\" as \"2006-01-02T15:04:05Z07:00\")",
                  path, shown, shown);
@@ -161,7 +157,7 @@ static void check_value(const struct mtree *t, struct problem *pr, size_t v, int
     char hint[80] = "";
     if (want == W_STRING && n->type == MN_SCALAR) {
         char shown[64];
-        mm_shown(shown, sizeof shown, t->arena + n->val, n->len);
+        fluence_escape_into(shown, sizeof shown, t->arena + n->val, n->len, 0);
         snprintf(hint, sizeof hint, ": quote it (\"%s\")", shown);
     }
     snprintf(msg, sizeof msg, "%s: %s, not %s%s; kubectl refuses the document (json: cannot unmarshal %s into "
@@ -190,7 +186,7 @@ static void string_map(lua_State *L, struct mparse *p, struct problem *pr, size_
         lua_rawgeti(L, e, 2 * j + 2);
         size_t val = (size_t)lua_tointeger(L, -1);
         char shown[80];
-        mm_shown(shown, sizeof shown, key, klen);
+        fluence_escape_into(shown, sizeof shown, key, klen, 0);
         snprintf(path, sizeof path, "metadata.%s %s", field, shown);
         int olen = snprintf(order, sizeof order, "metadata\1%s\1%.*s", field, (int)(klen < 200 ? klen : 200), key);
         check_value(t, pr, val, W_STRING, path, order, (size_t)olen < sizeof order ? (size_t)olen : sizeof order - 1,

@@ -17,7 +17,9 @@
  * and fluence reads these fields). */
 #include <stdio.h>
 #include <string.h>
-#include "manifest.h"
+#include "escape.h"
+#include "manifest_meta.h"
+#include "manifest_shape.h"
 
 static const char *found(const struct mtree *t, size_t v)
 {
@@ -80,7 +82,7 @@ static void string_map(const struct mtree *t, struct mshape *s, size_t meta, con
         const struct mnode *kn = mt_resolve(t, k, NULL), *vn = mt_resolve(t, v, NULL);
         if (kn->type != MN_SCALAR || mt_is_merge_key(t, k)) continue;
         char shown[64], what[96];
-        mm_shown(shown, sizeof shown, t->arena + kn->val, kn->len);
+        fluence_escape_into(shown, sizeof shown, t->arena + kn->val, kn->len, 0);
         snprintf(what, sizeof what, "%s %s", path, shown);
         if (vn->type == MN_SCALAR) want_string(t, s, decides, v, what);
         else record(t, s, decides, v, what, "a string");

@@ -19,24 +19,11 @@
 #include <string.h>
 #include <lauxlib.h>
 #include "location.h"
-#include "manifest.h"
+#include "manifest_tree.h"
+#include "strbuf.h"
 #include "yaml_kubectl.h"
 #include "yaml_limits.h"
 #include "yaml_problem.h"
-
-void *me_grow(lua_State *L, void *p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap) return p;
-    size_t c = *cap ? *cap : 16;
-    while (c < need) {
-        if (c > ((size_t)-1) / 4 / size) luaL_error(L, "not enough memory");
-        c *= 2;
-    }
-    void *q = realloc(p, c * size);
-    if (!q) luaL_error(L, "not enough memory");
-    *cap = c;
-    return q;
-}
 
 void mp_free(struct mparse *p)
 {
@@ -187,7 +174,7 @@ static void next_event(lua_State *L, struct mparse *p)
 
 static size_t arena_add(lua_State *L, struct mtree *t, const char *s, size_t n)
 {
-    t->arena = me_grow(L, t->arena, &t->acap, t->alen + n + 1, 1);
+    t->arena = fluence_grow(L, t->arena, &t->acap, t->alen + n + 1, 1);
     size_t at = t->alen;
     if (n) memcpy(t->arena + at, s, n);
     t->arena[at + n] = 0;
@@ -368,7 +355,7 @@ int mt_plain_is_string(const char *s, size_t len)
 static size_t new_node(lua_State *L, struct mparse *p, int type, yaml_mark_t sm, yaml_mark_t em)
 {
     struct mtree *t = &p->tree;
-    t->nodes = me_grow(L, t->nodes, &t->cap, t->n + 1, sizeof *t->nodes);
+    t->nodes = fluence_grow(L, t->nodes, &t->cap, t->n + 1, sizeof *t->nodes);
     size_t i = t->n++;
     struct mnode *n = &t->nodes[i];
     memset(n, 0, sizeof *n);
@@ -406,7 +393,7 @@ static void check_keys(lua_State *L, struct mparse *p, size_t map)
     if (nkeys < 2) return;
     size_t cap = 16;
     while (cap < nkeys * 2) cap *= 2;
-    t->keyhash = me_grow(L, t->keyhash, &t->khcap, cap, sizeof *t->keyhash);
+    t->keyhash = fluence_grow(L, t->keyhash, &t->khcap, cap, sizeof *t->keyhash);
     memset(t->keyhash, 0, cap * sizeof *t->keyhash);
     for (size_t k = m->first; k; k = t->nodes[t->nodes[k].next].next) {
         if (mt_is_merge_key(t, k)) continue;
@@ -422,7 +409,7 @@ static void check_keys(lua_State *L, struct mparse *p, size_t map)
         if (dup) {
             m = &t->nodes[map];
             m->flags |= MF_DUPS;
-            t->dups = me_grow(L, t->dups, &t->capdups, t->ndups + 1, sizeof *t->dups);
+            t->dups = fluence_grow(L, t->dups, &t->capdups, t->ndups + 1, sizeof *t->dups);
             t->dups[t->ndups++] = k;
             continue;
         }
@@ -457,7 +444,7 @@ int mp_next_doc(lua_State *L, struct mparse *p, struct mdoc *doc)
         if (p->event.type == YAML_DOCUMENT_START_EVENT) break;
     }
     t->n = 1;                                   /* node 0 is "none" */
-    t->nodes = me_grow(L, t->nodes, &t->cap, 1, sizeof *t->nodes);
+    t->nodes = fluence_grow(L, t->nodes, &t->cap, 1, sizeof *t->nodes);
     memset(&t->nodes[0], 0, sizeof t->nodes[0]);
     t->alen = 0;
     t->depth = 0;
@@ -526,7 +513,7 @@ int mp_next_doc(lua_State *L, struct mparse *p, struct mdoc *doc)
                 t->nodes[i].flags |= MF_ANCHORED;
                 t->nodes[i].val = arena_add(L, t, (const char *)a, strlen((const char *)a));
             }
-            t->stack = me_grow(L, t->stack, &t->scap, t->depth + 1, sizeof *t->stack);
+            t->stack = fluence_grow(L, t->stack, &t->scap, t->depth + 1, sizeof *t->stack);
             t->stack[t->depth++] = i;
             if (!doc->root) doc->root = i;
             continue;

@@ -28,7 +28,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "match.h"
+#include "mbuf.h"
+#include "match_dfu.h"
+#include "match_jobspec_fluxion.h"
+#include "match_score.h"
+#include "match_writers.h"
 
 /* Fluxion's values (matcher.hpp): every matched vertex scores MATCH_MET plus
  * its policy's score, so a slot's score (MATCH_MET plus the sum of what it
@@ -82,463 +86,6 @@ static void arena_free(arena_blk **a)
         free(*a);
         *a = n;
     }
-}
-
-/* ------------------------------------------------------------ scoring api */
-
-typedef struct evedge {
-    uint32_t edge;           /* index into mgraph.children; ROOT_EDGE for the root */
-    unsigned count, needs, excl;
-} evedge;
-
-typedef struct egroup {
-    int64_t score;
-    unsigned count, needs, excl;
-    bool root;
-    const char *label;
-    evedge *edges;
-    uint32_t nedges;
-} egroup;
-
-typedef struct evals {
-    int32_t type;
-    egroup *g;
-    uint32_t n, cap;
-    unsigned qual, total, best_k, best_i;
-    uint32_t iter;
-    bool iter_reset;
-} evals;
-
-typedef struct scoring {
-    evals *t;
-    int nt, cap, hint;
-    int64_t overall;
-    unsigned avail;
-    bool hier;
-} scoring;
-
-static void sc_init(scoring *s)
-{
-    memset(s, 0, sizeof *s);
-    s->overall = -1;
-}
-
-static void sc_free(scoring *s)
-{
-    for (int i = 0; i < s->nt; i++) free(s->t[i].g);
-    free(s->t);
-    s->t = NULL;
-    s->nt = s->cap = 0;
-}
-
-static evals *sc_find(scoring *s, int32_t type)
-{
-    /* the type asked for last, first: callers iterate one type at a time */
-    if (s->hint < s->nt && s->t[s->hint].type == type) return &s->t[s->hint];
-    for (int i = 0; i < s->nt; i++)
-        if (s->t[i].type == type) {
-            s->hint = i;
-            return &s->t[i];
-        }
-    return NULL;
-}
-
-static evals *sc_get_new(scoring *s, int32_t type);
-
-/* the type's evals, created when missing (as std::map's operator[]) */
-static inline evals *sc_get(scoring *s, int32_t type)
-{
-    if (s->hint < s->nt && s->t[s->hint].type == type) return &s->t[s->hint];
-    return sc_get_new(s, type);
-}
-
-static evals *sc_get_new(scoring *s, int32_t type)
-{
-    evals *e = sc_find(s, type);
-    if (e) return e;
-    if (s->nt == s->cap) {
-        int nc = s->cap ? s->cap * 2 : 4;
-        evals *t = realloc(s->t, (size_t)nc * sizeof *t);
-        if (!t) return NULL;
-        s->t = t;
-        s->cap = nc;
-    }
-    e = &s->t[s->nt++];
-    memset(e, 0, sizeof *e);
-    e->type = type;
-    e->iter_reset = true;
-    return e;
-}
-
-static uint32_t cap_hint = 4; /* set by explore: the number of children */
-
-static int ev_grow(evals *e)
-{
-    uint32_t nc = e->cap ? e->cap * 2 : cap_hint;
-    egroup *p = realloc(e->g, (size_t)nc * sizeof *p);
-    if (!p) return -1;
-    e->g = p;
-    e->cap = nc;
-    return 0;
-}
-
-static inline int ev_push(evals *e, const egroup *g)
-{
-    if (e->n == e->cap && ev_grow(e) < 0) return -1;
-    e->g[e->n++] = *g;
-    return 0;
-}
-
-/* inline: once per candidate of every match */
-static inline int sc_add(scoring *s, int32_t type, const egroup *g)
-{
-    evals *e = sc_get(s, type);
-    if (!e) return -1;
-    e->total += g->count;
-    if (g->score > 0) e->qual += g->count; /* cutline 0: every matched vertex (MATCH_MET and up) */
-    return ev_push(e, g);
-}
-
-static unsigned sc_qual(scoring *s, int32_t type)
-{
-    evals *e = sc_get(s, type); /* like std::map operator[]: creates */
-    return e ? e->qual : 0;
-}
-
-static unsigned sc_total(scoring *s, int32_t type)
-{
-    evals *e = sc_get(s, type);
-    return e ? e->total : 0;
-}
-
-/* Appends o's candidates to s (o is emptied). */
-static int sc_merge(scoring *s, scoring *o)
-{
-    for (int i = 0; i < o->nt; i++) {
-        evals *src = &o->t[i];
-        evals *dst = sc_get(s, src->type);
-        if (!dst) return -1;
-        dst->qual += src->qual;
-        dst->total += src->total;
-        if (dst->n == 0 && dst->cap < src->cap) {
-            free(dst->g);
-            dst->g = src->g;
-            dst->n = src->n;
-            dst->cap = src->cap;
-            src->g = NULL;
-            src->n = src->cap = 0;
-            continue;
-        }
-        if (dst->n + src->n > dst->cap) {
-            uint32_t nc = dst->cap ? dst->cap : 4;
-            while (nc < dst->n + src->n) nc *= 2;
-            egroup *p = realloc(dst->g, (size_t)nc * sizeof *p);
-            if (!p) return -1;
-            dst->g = p;
-            dst->cap = nc;
-        }
-        if (src->n) memcpy(dst->g + dst->n, src->g, (size_t)src->n * sizeof *src->g);
-        dst->n += src->n;
-    }
-    return 0;
-}
-
-/* std::sort (libstdc++ introsort) reproduced, so that candidates of equal
- * score come out in the same order as in Fluxion.  It sorts (score, index)
- * pairs: the comparisons, hence the result, are those of sorting the
- * candidates themselves, with 16-byte moves instead of 48. */
-typedef struct skey {
-    int64_t score;
-    uint32_t idx;
-} skey;
-
-#define LESS(a, b) (hi ? (a)->score > (b)->score : (a)->score < (b)->score)
-
-static void sk_swap(skey *a, skey *b)
-{
-    skey t = *a;
-    *a = *b;
-    *b = t;
-}
-
-static void move_median_to_first(skey *result, skey *a, skey *b, skey *c, bool hi)
-{
-    if (LESS(a, b)) {
-        if (LESS(b, c)) sk_swap(result, b);
-        else if (LESS(a, c)) sk_swap(result, c);
-        else sk_swap(result, a);
-    } else if (LESS(a, c)) sk_swap(result, a);
-    else if (LESS(b, c)) sk_swap(result, c);
-    else sk_swap(result, b);
-}
-
-static skey *unguarded_partition(skey *first, skey *last, skey *pivot, bool hi)
-{
-    for (;;) {
-        while (LESS(first, pivot)) ++first;
-        --last;
-        while (LESS(pivot, last)) --last;
-        if (!(first < last)) return first;
-        sk_swap(first, last);
-        ++first;
-    }
-}
-
-static void adjust_heap(skey *first, ptrdiff_t hole, ptrdiff_t len, skey value, bool hi)
-{
-    ptrdiff_t top = hole, second = hole;
-    while (second < (len - 1) / 2) {
-        second = 2 * (second + 1);
-        if (LESS(&first[second], &first[second - 1])) second--;
-        first[hole] = first[second];
-        hole = second;
-    }
-    if ((len & 1) == 0 && second == (len - 2) / 2) {
-        second = 2 * (second + 1);
-        first[hole] = first[second - 1];
-        hole = second - 1;
-    }
-    ptrdiff_t parent = (hole - 1) / 2;
-    while (hole > top && LESS(&first[parent], &value)) {
-        first[hole] = first[parent];
-        hole = parent;
-        parent = (hole - 1) / 2;
-    }
-    first[hole] = value;
-}
-
-static void heap_sort_all(skey *first, skey *last, bool hi)
-{
-    ptrdiff_t len = last - first;
-    if (len >= 2) {
-        ptrdiff_t parent = (len - 2) / 2;
-        for (;;) {
-            skey v = first[parent];
-            adjust_heap(first, parent, len, v, hi);
-            if (parent == 0) break;
-            parent--;
-        }
-    }
-    while (last - first > 1) {
-        --last;
-        skey v = *last;
-        *last = *first;
-        adjust_heap(first, 0, last - first, v, hi);
-    }
-}
-
-static void introsort_loop(skey *first, skey *last, int depth, bool hi)
-{
-    while (last - first > 16) {
-        if (depth == 0) {
-            heap_sort_all(first, last, hi);
-            return;
-        }
-        --depth;
-        skey *mid = first + (last - first) / 2;
-        move_median_to_first(first, first + 1, mid, last - 1, hi);
-        skey *cut = unguarded_partition(first + 1, last, first, hi);
-        introsort_loop(cut, last, depth, hi);
-        last = cut;
-    }
-}
-
-static void unguarded_linear_insert(skey *last, bool hi)
-{
-    skey val = *last;
-    skey *next = last - 1;
-    while (LESS(&val, next)) {
-        *last = *next;
-        last = next;
-        --next;
-    }
-    *last = val;
-}
-
-static void insertion_sort(skey *first, skey *last, bool hi)
-{
-    if (first == last) return;
-    for (skey *i = first + 1; i != last; ++i) {
-        if (LESS(i, first)) {
-            skey val = *i;
-            memmove(first + 1, first, (size_t)(i - first) * sizeof *i);
-            *first = val;
-        } else {
-            unguarded_linear_insert(i, hi);
-        }
-    }
-}
-
-/* Keys already in strict order (1), or in strict reverse order (-1), else 0:
- * children are visited by id and most are scored by id, and then the one
- * order any sort gives is found in one pass (no equal keys, so std::sort's
- * instability cannot show). */
-static int monotone(const skey *first, ptrdiff_t n, bool hi)
-{
-    bool up = true, down = true;
-    for (ptrdiff_t i = 1; i < n && (up || down); i++) {
-        if (!LESS(&first[i - 1], &first[i])) up = false;
-        if (!LESS(&first[i], &first[i - 1])) down = false;
-    }
-    return up ? 1 : down ? -1 : 0;
-}
-
-/* std::sort proper (keys neither in order nor reversed, or not looked at) */
-static void introsort_keys(skey *first, skey *last, bool hi)
-{
-    ptrdiff_t n = last - first;
-    int lg = 0;
-    for (ptrdiff_t k = n; k > 1; k >>= 1) lg++;
-    introsort_loop(first, last, 2 * lg, hi);
-    if (n > 16) {
-        insertion_sort(first, first + 16, hi);
-        for (skey *i = first + 16; i != last; ++i) unguarded_linear_insert(i, hi);
-    } else {
-        insertion_sort(first, last, hi);
-    }
-}
-
-static void sort_keys(skey *first, skey *last, bool hi)
-{
-    ptrdiff_t n = last - first;
-    if (n < 2) return;
-    int mono = monotone(first, n, hi);
-    if (mono > 0) return;
-    if (mono < 0) {
-        for (skey *a = first, *b = last - 1; a < b; a++, b--) sk_swap(a, b);
-        return;
-    }
-    introsort_keys(first, last, hi);
-}
-
-#undef LESS
-
-/* keys: the sort key of each candidate (NULL: its score) */
-static int std_sort(egroup *g, const int64_t *sortkey, uint32_t n, bool hi)
-{
-    if (n < 2) return 0;
-    skey stack_keys[64];
-    skey *keys = n <= 64 ? stack_keys : malloc((size_t)n * sizeof *keys);
-    if (!keys) return -1;
-    for (uint32_t i = 0; i < n; i++) {
-        keys[i].score = sortkey ? sortkey[i] : g[i].score;
-        keys[i].idx = i;
-    }
-    /* in order already, or reversed (a node's leaves): moved in place */
-    int mono = monotone(keys, n, hi);
-    int rc = 0;
-    if (mono < 0) {
-        for (egroup *a = g, *b = g + n - 1; a < b; a++, b--) {
-            egroup t = *a;
-            *a = *b;
-            *b = t;
-        }
-    } else if (mono == 0) {
-        egroup stack_tmp[64];
-        egroup *tmp = n <= 64 ? stack_tmp : malloc((size_t)n * sizeof *tmp);
-        if (!tmp) {
-            rc = -1;
-        } else {
-            introsort_keys(keys, keys + n, hi);
-            memcpy(tmp, g, (size_t)n * sizeof *tmp);
-            for (uint32_t i = 0; i < n; i++) g[i] = tmp[keys[i].idx];
-            if (tmp != stack_tmp) free(tmp);
-        }
-    }
-    if (keys != stack_keys) free(keys);
-    return rc;
-}
-
-int m_std_sort(int64_t *keys, uint32_t *idx, uint32_t n, bool descending)
-{
-    if (n < 2) return 0;
-    skey *k = malloc((size_t)n * sizeof *k);
-    if (!k) return -1;
-    for (uint32_t i = 0; i < n; i++) {
-        k[i].score = keys[i];
-        k[i].idx = idx[i];
-    }
-    sort_keys(k, k + n, descending);
-    for (uint32_t i = 0; i < n; i++) {
-        keys[i] = k[i].score;
-        idx[i] = k[i].idx;
-    }
-    free(k);
-    return 0;
-}
-
-static int cmp_score(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The locality policy's order (Fluxion's fold::interval_greater): the
- * scores fall into runs of consecutive integers (a boost::icl interval
- * set); a candidate ranks by the lower end of its run, higher runs first,
- * candidates of one run being equal. */
-static int64_t *interval_keys(const egroup *g, uint32_t n)
-{
-    int64_t *sorted = malloc((size_t)n * sizeof *sorted), *keys = malloc((size_t)n * sizeof *keys);
-    if (!sorted || !keys) {
-        free(sorted);
-        free(keys);
-        return NULL;
-    }
-    for (uint32_t i = 0; i < n; i++) sorted[i] = g[i].score;
-    qsort(sorted, n, sizeof *sorted, cmp_score);
-    for (uint32_t i = 0; i < n; i++) {
-        /* the run holding g[i].score: walk down from its position */
-        uint32_t lo = 0, hi = n;
-        while (lo < hi) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            if (sorted[mid] < g[i].score) lo = mid + 1;
-            else hi = mid;
-        }
-        while (lo > 0 && (sorted[lo - 1] == sorted[lo] || sorted[lo - 1] == sorted[lo] - 1)) lo--;
-        keys[i] = sorted[lo];
-    }
-    free(sorted);
-    return keys;
-}
-
-static int choose_best_k_by(scoring *s, int32_t type, unsigned k, bool hi, bool intervals)
-{
-    evals *e = sc_get(s, type);
-    if (!e || k == 0 || k > e->qual) return -1;
-    int64_t *keys = NULL;
-    if (intervals && e->n > 1 && !(keys = interval_keys(e->g, e->n))) return -1;
-    int rc = std_sort(e->g, keys, e->n, hi);
-    free(keys);
-    if (rc < 0) return -1;
-    unsigned i = 0;
-    long tbs = (long)k;
-    while (tbs > 0 && i < e->n) {
-        e->g[i].needs = tbs <= (long)e->g[i].count ? (unsigned)tbs : e->g[i].count;
-        tbs -= (long)e->g[i].count;
-        i++;
-    }
-    e->best_k = k;
-    e->best_i = i;
-    s->hier = true;
-    return 0;
-}
-
-static int choose_best_k(scoring *s, int32_t type, unsigned k, bool hi)
-{
-    return choose_best_k_by(s, type, k, hi, false);
-}
-
-/* The next candidate of e's iteration (Fluxion's evals iterator). */
-static inline egroup *ev_next(evals *e)
-{
-    if (e->iter_reset) {
-        e->iter = 0;
-        e->iter_reset = false;
-    } else if (e->iter < e->n) {
-        e->iter++;
-    }
-    return e->iter < e->n ? &e->g[e->iter] : NULL;
 }
 
 /* ---------------------------------------------------------------- jobspec */
@@ -799,14 +346,6 @@ int m_check_policy(const char *policy, char *err, size_t errlen)
     matcher tmp;
     memset(&tmp, 0, sizeof tmp);
     return parse_policy(&tmp, policy, err, errlen);
-}
-
-int m_format(const char *name)
-{
-    static const char *const names[] = {"simple", "rv1", "rv1_nosched", "jgf"};
-    for (int i = 0; i < 4; i++)
-        if (name && !strcmp(name, names[i])) return i;
-    return -1;
 }
 
 /* Fluxion's pruning filter, primed (dfu_impl_t::prime_pruning_filter with
@@ -1407,9 +946,10 @@ static int explore(matcher *m, uint32_t u, const cres *R, int nR, bool pristine,
 {
     const mg_vertex *x = &m->g->v[u];
     int rc2 = -1;
+    /* the lists of candidates the children add start with room for them all */
+    dfu->cap_hint = x->nchild < 4 ? 4 : x->nchild > 1024 ? 1024 : x->nchild;
     if (!m->stop_on_1) {
         for (uint32_t k = 0; k < x->nchild; k++) {
-            cap_hint = x->nchild < 4 ? 4 : x->nchild > 1024 ? 1024 : x->nchild;
             if (explore_edge(m, R, nR, x->child0 + k, pristine, excl, dfu) == 0) rc2 = 0;
         }
         return rc2;
@@ -1540,7 +1080,7 @@ static int dom_slot(matcher *m, uint32_t u, const cres *shape, int nshape, unsig
         int32_t t = ds.t[i].type;
         /* variation's dom_finish_slot (choose_accum_all) orders with the
          * default comparator, higher scores first */
-        choose_best_k(&ds, t, ds.t[i].qual, m->kind == POL_VARIATION ? true : m->high);
+        sc_choose_best_k(&ds, t, ds.t[i].qual, m->kind == POL_VARIATION ? true : m->high, false);
     }
     /* each shape's candidates, found once (sc_get may move ds.t: all are
      * made before any is kept) and the count it asks of them */
@@ -1561,7 +1101,7 @@ static int dom_slot(matcher *m, uint32_t u, const cres *shape, int nshape, unsig
         unsigned shares = 0, accum = 0;
         if (cnt[i] != 0) {
             egroup *g;
-            while ((g = ev_next(ev[i]))) {
+            while ((g = sc_next(ev[i]))) {
                 accum += g->edges[0].count;
                 if (accum >= cnt[i]) {
                     shares++;
@@ -1587,7 +1127,7 @@ static int dom_slot(matcher *m, uint32_t u, const cres *shape, int nshape, unsig
         uint32_t ne = 0;
         for (int i = 0; i < nshape; i++) {
             for (unsigned j = 0; j < cnt[i];) {
-                egroup *g = ev_next(ev[i]);
+                egroup *g = sc_next(ev[i]);
                 if (!g) {
                     qual = 0;
                     goto shapes_done;
@@ -1676,7 +1216,7 @@ static int finish_vtx(matcher *m, uint32_t u, const cres *R, int nR, scoring *df
                 score = MATCH_UNMET;
                 break;
             }
-            choose_best_k(dfu, c->type, count, m->high);
+            sc_choose_best_k(dfu, c->type, count, m->high, false);
         }
     }
     if (m->node_centric && x->type == m->g->node_type) m->ml_scores -= m->last_factor;
@@ -1893,7 +1433,7 @@ static int select_at(matcher *m, const cres *R, int nR, bool excl)
                 score = MATCH_UNMET;
                 break;
             }
-            choose_best_k_by(&dfu, R[i].type, count, m->high, m->kind == POL_LOCALITY);
+            sc_choose_best_k(&dfu, R[i].type, count, m->high, m->kind == POL_LOCALITY);
         }
         dfu.overall = score;
         m->ml_scores = 0;
@@ -1924,50 +1464,6 @@ typedef struct emit {
     mbuf simple;              /* the simple format, written as we go */
     memit e;                 /* what the other formats are written from */
 } emit;
-
-static void emit_vertex(emit *out, uint32_t u, unsigned needs, bool excl, const char *label)
-{
-    memit *e = &out->e;
-    if (e->n == e->cap) {
-        uint32_t nc = e->cap ? e->cap * 2 : 64;
-        uint32_t *a = realloc(e->verts, nc * sizeof *a);
-        if (a) e->verts = a;
-        unsigned *b = realloc(e->needs, nc * sizeof *b);
-        if (b) e->needs = b;
-        uint8_t *c = realloc(e->excl, nc * sizeof *c);
-        if (c) e->excl = c;
-        if (!a || !b || !c) {
-            e->oom = 1;
-            return;
-        }
-        e->cap = nc;
-    }
-    e->verts[e->n] = u;
-    e->needs[e->n] = needs;
-    e->excl[e->n] = excl;
-    e->n++;
-    if (label && mw_label(e, e->n - 1, label) < 0) e->oom = 1;
-}
-
-static void emit_edge(emit *out, uint32_t src, uint32_t tgt)
-{
-    memit *e = &out->e;
-    if (e->ne == e->ecap) {
-        uint32_t nc = e->ecap ? e->ecap * 2 : 64;
-        uint32_t *a = realloc(e->esrc, nc * sizeof *a);
-        if (a) e->esrc = a;
-        uint32_t *b = realloc(e->etgt, nc * sizeof *b);
-        if (b) e->etgt = b;
-        if (!a || !b) {
-            e->oom = 1;
-            return;
-        }
-        e->ecap = nc;
-    }
-    e->esrc[e->ne] = src;
-    e->etgt[e->ne] = tgt;
-    e->ne++;
-}
 
 static void emit_free(emit *out)
 {
@@ -2060,7 +1556,7 @@ static int upd_dfv(matcher *m, job *j, emit *out, uint32_t u, unsigned needs, bo
         int sub = upd_dfv(m, j, out, c, cn, cx, mod, dfu, &dfu_set);
         if (sub > 0) {
             n += sub;
-            if (m->format != MFMT_SIMPLE) emit_edge(out, u, c);
+            if (m->format != MFMT_SIMPLE) mw_edge(&out->e, u, c);
             if (m->stop_on_1 && m->alloc_type != AT_SAT) update_weight(m, e);
         }
     }
@@ -2100,7 +1596,7 @@ static int upd_dfv(matcher *m, job *j, emit *out, uint32_t u, unsigned needs, bo
             for (unsigned i = 0; i < m->trav_level; i++) mbuf_puts(&out->simple, i ? "---" : "      ---");
             mbuf_printf(&out->simple, "%s[%u:%s]\n", mg_str(m->g, x->name), needs, excl ? "x" : "s");
         }
-        emit_vertex(out, u, needs, excl, m->st[u].label);
+        mw_vertex(&out->e, u, needs, excl, m->st[u].label);
     }
     m->trav_level--;
 out:
@@ -2395,6 +1891,109 @@ static bool known_type(void *ctx, const char *type)
     return t >= 0 && t < m->nknown && m->known[t];
 }
 
+/* ------------------------------------------------- one request per type */
+
+/* allocate: now or not at all (EBUSY) */
+static int allocate(matcher *m, const cres *R, int nR, bool x)
+{
+    int rc = select_at(m, R, nR, x);
+    if (rc != 0) m->fx_errno = EBUSY;
+    return rc;
+}
+
+/* allocate_with_satisfiability: now, else a second selection at the end of
+ * time decides only errno: busy now (EBUSY) or never (ENODEV) */
+static int allocate_w_sat(matcher *m, const cres *R, int nR, bool x)
+{
+    int rc = select_at(m, R, nR, x);
+    if (rc != 0) {
+        m->fx_errno = EBUSY;
+        sat_select(m, R, nR, x);
+    }
+    return rc;
+}
+
+/* allocate_orelse_reserve: now, else reserved at the earliest time the
+ * root's planners have room (schedule's loop over the candidate times),
+ * else never when even that search finds none */
+static int allocate_orelse_reserve(matcher *m, const cres *R, int nR, bool x)
+{
+    int rc = select_at(m, R, nR, x);
+    if (rc == 0) return 0;
+    m->alloc_type = AT_RESERVE;
+    tsearch ts;
+    if (ts_init(&ts, m, m->duration) < 0) {
+        ts_free(&ts);
+        m->fx_errno = ENOMEM;
+        return -1;
+    }
+    /* schedule's for loop: the next candidate is sought after every try,
+     * the one that succeeds too */
+    for (int64_t t = ts_first(&ts); t != -1 && rc; t = ts_scan(&ts)) {
+        m->at = t;
+        rc = select_at(m, R, nR, x);
+    }
+    ts_free(&ts);
+    if (rc < 0 && (m->fx_errno == ENOENT || m->fx_errno == ERANGE)) {
+        m->at = 0;
+        m->fx_errno = EBUSY;
+        sat_select(m, R, nR, x);
+    }
+    return rc;
+}
+
+/* dfu_traverser_t::run's update: the selection made a job at m->at; the
+ * walk along its marks allocates and emits into out.  0, or -1 with errno
+ * in m->fx_errno (none when the marks lead nowhere). */
+static int update(matcher *m, emit *out)
+{
+    if (m->at == GRAPH_END) {
+        m->fx_errno = EBUSY;
+        return -1;
+    }
+    if (m->at < 0 || m->at > GRAPH_END) {
+        m->fx_errno = EINVAL;
+        return -1;
+    }
+    if (m->at + m->duration > GRAPH_END) m->duration = GRAPH_END - m->at;
+    if (m->njobs == m->jobcap) {
+        size_t nc = m->jobcap ? m->jobcap * 2 : 16;
+        job *p = realloc(m->jobs, nc * sizeof *p);
+        if (!p) {
+            m->fx_errno = ENOMEM;
+            return -1;
+        }
+        m->jobs = p;
+        m->jobcap = nc;
+    }
+    job *j = &m->jobs[m->njobs++];
+    memset(j, 0, sizeof *j);
+    j->id = m->counter;
+    j->at = m->at;
+    j->duration = m->duration;
+    j->state = m->at == 0 ? 0 : 1;
+    m->epoch++; /* the update walk has colors of its own */
+    int64_t stack_acc[8], *acc = m->npt <= 8 ? stack_acc : calloc((size_t)m->npt, sizeof *acc);
+    bool acc_set = false;
+    if (acc) {
+        memset(acc, 0, (size_t)m->npt * sizeof *acc);
+        upd_dfv(m, j, out, (uint32_t)m->g->root, m->root_needs, m->root_excl, false, acc, &acc_set);
+        if (acc != stack_acc) free(acc);
+    } else {
+        out->e.oom = 1;
+    }
+    if (out->e.n == 0) {
+        /* The selection succeeded and its marks lead nowhere (a slot that
+         * matched below a level the request names: node > slot > core on
+         * node > socket > core).  Fluxion's update then fails and sets no
+         * errno: what the match left there decides. */
+        free(j->verts);
+        m->njobs--;
+        return -1;
+    }
+    return 0;
+}
+
 /* dfu_traverser_t::run (and schedule): 0 with a job allocated or
  * reserved (satisfiability: satisfiable), -1 otherwise, errno and the
  * error text left in m->fx_errno and m->fx_msg.  out: what the update
@@ -2445,82 +2044,12 @@ static int traverse(matcher *m, int op, const mjobspec *js, emit *out)
         m->fx_errno = feas == -1 ? EBUSY : ENODEV;
         goto done;
     }
-    rc = select_at(m, R, nR, x);
-    if (rc != 0 && op == MOP_ALLOCATE_W_SAT) {
-        m->fx_errno = EBUSY;
-        sat_select(m, R, nR, x); /* it only decides errno: busy or never */
-    } else if (rc != 0 && op == MOP_ALLOCATE_ORELSE_RESERVE) {
-        m->alloc_type = AT_RESERVE;
-        tsearch ts;
-        if (ts_init(&ts, m, m->duration) < 0) {
-            ts_free(&ts);
-            m->fx_errno = ENOMEM;
-            goto done;
-        }
-        /* schedule's for loop: the next candidate is sought after every
-         * try, the one that succeeds too */
-        for (int64_t t = ts_first(&ts); t != -1 && rc; t = ts_scan(&ts)) {
-            m->at = t;
-            rc = select_at(m, R, nR, x);
-        }
-        ts_free(&ts);
-        if (rc < 0 && (m->fx_errno == ENOENT || m->fx_errno == ERANGE)) {
-            m->at = 0;
-            m->fx_errno = EBUSY;
-            sat_select(m, R, nR, x);
-        }
-    } else if (rc != 0) {
-        m->fx_errno = EBUSY;
+    switch (op) {
+    case MOP_ALLOCATE_W_SAT: rc = allocate_w_sat(m, R, nR, x); break;
+    case MOP_ALLOCATE_ORELSE_RESERVE: rc = allocate_orelse_reserve(m, R, nR, x); break;
+    default: rc = allocate(m, R, nR, x); break;
     }
-    if (rc != 0) goto done;
-    if (m->at == GRAPH_END) {
-        m->fx_errno = EBUSY;
-        rc = -1;
-        goto done;
-    }
-    if (m->at < 0 || m->at > GRAPH_END) {
-        m->fx_errno = EINVAL;
-        rc = -1;
-        goto done;
-    }
-    if (m->at + m->duration > GRAPH_END) m->duration = GRAPH_END - m->at;
-    /* the update: a job, filled by the walk along the marks */
-    if (m->njobs == m->jobcap) {
-        size_t nc = m->jobcap ? m->jobcap * 2 : 16;
-        job *p = realloc(m->jobs, nc * sizeof *p);
-        if (!p) {
-            m->fx_errno = ENOMEM;
-            rc = -1;
-            goto done;
-        }
-        m->jobs = p;
-        m->jobcap = nc;
-    }
-    job *j = &m->jobs[m->njobs++];
-    memset(j, 0, sizeof *j);
-    j->id = m->counter;
-    j->at = m->at;
-    j->duration = m->duration;
-    j->state = m->at == 0 ? 0 : 1;
-    m->epoch++; /* the update walk has colors of its own */
-    int64_t stack_acc[8], *acc = m->npt <= 8 ? stack_acc : calloc((size_t)m->npt, sizeof *acc);
-    bool acc_set = false;
-    if (acc) {
-        memset(acc, 0, (size_t)m->npt * sizeof *acc);
-        upd_dfv(m, j, out, root, m->root_needs, m->root_excl, false, acc, &acc_set);
-        if (acc != stack_acc) free(acc);
-    } else {
-        out->e.oom = 1;
-    }
-    if (out->e.n == 0) {
-        /* The selection succeeded and its marks lead nowhere (a slot that
-         * matched below a level the request names: node > slot > core on
-         * node > socket > core).  Fluxion's update then fails and sets no
-         * errno: what the match left there decides. */
-        free(j->verts);
-        m->njobs--;
-        rc = -1;
-    }
+    if (rc == 0) rc = update(m, out);
 done:
     m->nxtypes = nx;
     cres_free(R, nR);
@@ -2528,6 +2057,8 @@ done:
     arena_free(&m->arena);
     return rc;
 }
+
+/* ------------------------------------------------------- the match command */
 
 /* mresult.msgs: what resource-query prints on stderr for the match */
 static void set_msgs(mresult *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -2540,6 +2071,66 @@ static void set_msgs(mresult *r, const char *fmt, ...)
     va_end(ap);
     free(r->msgs);
     r->msgs = t;
+}
+
+/* writers->emit, reached only when the traversal succeeded or gave a
+ * verdict; its failure is the command's error, and the id stays unused.
+ * Returns rc, -1 when the writer failed (*e its errno). */
+static int emit_result(matcher *m, int op, int rc, emit *out, int *e, mresult *r)
+{
+    char *doc = NULL;
+    int we = 0;
+    if (m->writer_broken) {
+        /* once Fluxion's rlite writer has failed (a node of negative rank)
+         * it keeps what it gathered and fails every emit; the allocation
+         * the command made stays */
+        we = EINVAL;
+    } else if (rc == 0 && op != MOP_SATISFIABILITY && m->format != MFMT_SIMPLE) {
+        doc = out->e.oom ? NULL : mw_write(m->g, &out->e, m->format, m->at, m->at + m->duration, &m->pending);
+        if (!doc) {
+            we = out->e.oom ? ENOMEM : errno ? errno : EINVAL;
+            if (we == EINVAL) m->writer_broken = true;
+        }
+    }
+    if (we) {
+        if (rc == 0 && op != MOP_SATISFIABILITY) m->jobs[m->njobs - 1].ghost = true;
+        snprintf(r->err, sizeof r->err, "match writer emit: %s", strerror(we));
+        set_msgs(r, "%smatch_allocate: ERROR: %s\n", r->msgs ? r->msgs : "", r->err);
+        *e = we;
+        return -1;
+    }
+    if (op != MOP_SATISFIABILITY) {
+        r->counted = true;
+        m->counter++;
+    }
+    if (rc == 0 && op != MOP_SATISFIABILITY) {
+        r->matched = true;
+        r->reserved = m->at != 0;
+        r->at = m->at;
+        const char *R = m->format == MFMT_SIMPLE ? out->simple.d : doc;
+        r->R = strdup(R ? R : "");
+    }
+    free(doc);
+    return rc;
+}
+
+/* Runs the traversal on a jobspec Fluxion accepted; the answer's error
+ * lines as run_match prints them.  Returns rc, *e the errno it ends with. */
+static int run_jobspec(matcher *m, int op, const mjobspec *js, emit *out, int *e, mresult *r)
+{
+    int rc = traverse(m, op, js, out);
+    *e = m->fx_errno;
+    bool verdict = *e == EBUSY || *e == ENODEV;
+    if (rc < 0 && m->fx_msg.n) {
+        set_msgs(r, "match_allocate: ERROR: %s\n", m->fx_msg.d);
+        if (!verdict) snprintf(r->err, sizeof r->err, "%.*s", (int)strcspn(m->fx_msg.d, "\n"), m->fx_msg.d);
+    } else if (rc < 0 && !verdict) {
+        snprintf(r->err, sizeof r->err, "traverser: %s", strerror(*e));
+        set_msgs(r, "match_allocate: ERROR: %s\n", r->err);
+    }
+    if (m->fx_msg.oom) snprintf(r->err, sizeof r->err, "out of memory");
+    if (rc == 0 || verdict) rc = emit_result(m, op, rc, out, e, r);
+    return rc;
 }
 
 void m_match(matcher *m, int op, const char *text, size_t len, mresult *r)
@@ -2560,56 +2151,8 @@ void m_match(matcher *m, int op, const char *text, size_t len, mresult *r)
         snprintf(r->err, sizeof r->err, "Jobspec error for %lld: %.200s", (long long)m->counter, perr);
         set_msgs(r, "match_allocate: ERROR: Jobspec error for %lld: %s\n", (long long)m->counter, perr);
     } else {
-        rc = traverse(m, op, js, &out);
+        rc = run_jobspec(m, op, js, &out, &e, r);
         mj_free(js);
-        e = m->fx_errno;
-        bool verdict = e == EBUSY || e == ENODEV;
-        if (rc < 0 && m->fx_msg.n) {
-            set_msgs(r, "match_allocate: ERROR: %s\n", m->fx_msg.d);
-            if (!verdict) snprintf(r->err, sizeof r->err, "%.*s", (int)strcspn(m->fx_msg.d, "\n"), m->fx_msg.d);
-        } else if (rc < 0 && !verdict) {
-            snprintf(r->err, sizeof r->err, "traverser: %s", strerror(e));
-            set_msgs(r, "match_allocate: ERROR: %s\n", r->err);
-        }
-        if (m->fx_msg.oom) snprintf(r->err, sizeof r->err, "out of memory");
-        if (rc == 0 || verdict) {
-            /* writers->emit, reached only then; its failure is the
-             * command's error, and the id stays unused */
-            char *doc = NULL;
-            int we = 0;
-            if (m->writer_broken) {
-                /* once Fluxion's rlite writer has failed (a node of
-                 * negative rank) it keeps what it gathered and fails every
-                 * emit; the allocation the command made stays */
-                we = EINVAL;
-            } else if (rc == 0 && op != MOP_SATISFIABILITY && m->format != MFMT_SIMPLE) {
-                doc = out.e.oom ? NULL : mw_write(m->g, &out.e, m->format, m->at, m->at + m->duration, &m->pending);
-                if (!doc) {
-                    we = out.e.oom ? ENOMEM : errno ? errno : EINVAL;
-                    if (we == EINVAL) m->writer_broken = true;
-                }
-            }
-            if (we) {
-                if (rc == 0 && op != MOP_SATISFIABILITY) m->jobs[m->njobs - 1].ghost = true;
-                snprintf(r->err, sizeof r->err, "match writer emit: %s", strerror(we));
-                set_msgs(r, "%smatch_allocate: ERROR: %s\n", r->msgs ? r->msgs : "", r->err);
-                rc = -1;
-                e = we;
-            } else {
-                if (op != MOP_SATISFIABILITY) {
-                    r->counted = true;
-                    m->counter++;
-                }
-                if (rc == 0 && op != MOP_SATISFIABILITY) {
-                    r->matched = true;
-                    r->reserved = m->at != 0;
-                    r->at = m->at;
-                    const char *R = m->format == MFMT_SIMPLE ? out.simple.d : doc;
-                    r->R = strdup(R ? R : "");
-                }
-            }
-            free(doc);
-        }
     }
     /* run_match: a failed match is unsatisfiable when errno says never */
     r->satisfiable = rc == 0 || !(e == ENODEV || e == ENOENT);

@@ -9,16 +9,16 @@
  * direction (Fluence lists every edge both ways): an edge counts when the
  * target's containment path is the source's path plus one component. */
 #include <errno.h>
-#include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include "escape.h"
-#include "match.h"
+#include "jscan.h"
+#include "match_graph.h"
 
 /* ------------------------------------------------------------ string pool */
 
@@ -87,10 +87,14 @@ const char *mg_str(const mgraph *g, uint32_t off)
     return g->str + off;
 }
 
-int32_t mg_type_id(mgraph *g, const char *s, bool add)
+/* The type named by s's n bytes (up to a NUL in them, as a C string ends) */
+static int32_t type_id(mgraph *g, const char *s, size_t n, bool add)
 {
-    for (int i = 0; i < g->ntypes; i++)
-        if (strcmp(g->str + g->types[i], s) == 0) return i;
+    n = strnlen(s, n);
+    for (int i = 0; i < g->ntypes; i++) {
+        const char *t = g->str + g->types[i];
+        if (strncmp(t, s, n) == 0 && t[n] == 0) return i;
+    }
     if (!add) return -1;
     if (g->ntypes == g->typecap) {
         int nc = g->typecap ? g->typecap * 2 : 16;
@@ -99,14 +103,20 @@ int32_t mg_type_id(mgraph *g, const char *s, bool add)
         g->types = t;
         g->typecap = nc;
     }
-    uint32_t off = mg_intern(g, s, strlen(s));
+    uint32_t off = mg_intern(g, s, n);
     if (off == (uint32_t)-1) return -1;
     g->types[g->ntypes] = off;
     int32_t id = g->ntypes++;
-    if (strcmp(s, "node") == 0) g->node_type = id;
-    if (strcmp(s, "core") == 0) g->core_type = id;
-    if (strcmp(s, "gpu") == 0) g->gpu_type = id;
+    const char *name = g->str + off;
+    if (strcmp(name, "node") == 0) g->node_type = id;
+    if (strcmp(name, "core") == 0) g->core_type = id;
+    if (strcmp(name, "gpu") == 0) g->gpu_type = id;
     return id;
+}
+
+int32_t mg_type_id(mgraph *g, const char *s, bool add)
+{
+    return type_id(g, s, strlen(s), add);
 }
 
 const char *mg_type_name(const mgraph *g, int32_t t)
@@ -179,348 +189,6 @@ static int add_prop(mgraph *g, mg_vertex *x, const char *k, size_t kn, const cha
     return 0;
 }
 
-/* -------------------------------------------------------------- JSON scan */
-
-typedef struct scan {
-    const char *p, *end, *start;
-    char *buf;               /* decoded string scratch */
-    size_t blen, bcap;
-    char *err;
-    size_t errlen;
-    int failed;
-    const char *released;    /* mmap'd input: pages before this are dropped */
-} scan;
-
-static void sfail(scan *s, const char *msg)
-{
-    if (s->failed) return;
-    s->failed = 1;
-    int line = 1, col = 1;
-    for (const char *q = s->start; q < s->p && q < s->end; q++) {
-        if (*q == '\n') line++, col = 1;
-        else col++;
-    }
-    snprintf(s->err, s->errlen, "%d:%d: %s", line, col, msg);
-}
-
-static void ws(scan *s)
-{
-    while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\t' || *s->p == '\r')) s->p++;
-}
-
-static int expect(scan *s, char c)
-{
-    ws(s);
-    if (s->p < s->end && *s->p == c) {
-        s->p++;
-        return 0;
-    }
-    char m[64];
-    snprintf(m, sizeof m, "expected '%c'", c);
-    sfail(s, m);
-    return -1;
-}
-
-static int bput(scan *s, char c)
-{
-    if (s->blen + 2 > s->bcap) {
-        size_t nc = s->bcap ? s->bcap * 2 : 256;
-        char *p = realloc(s->buf, nc);
-        if (!p) {
-            sfail(s, "out of memory");
-            return -1;
-        }
-        s->buf = p;
-        s->bcap = nc;
-    }
-    s->buf[s->blen++] = c;
-    return 0;
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-/* Reads a string into s->buf (NUL-terminated, length s->blen). */
-static int jstring(scan *s)
-{
-    ws(s);
-    if (s->p >= s->end || *s->p != '"') {
-        sfail(s, "expected a string");
-        return -1;
-    }
-    s->p++;
-    s->blen = 0;
-    for (;;) {
-        const char *q = s->p;
-        while (q < s->end && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20) q++;
-        size_t n = (size_t)(q - s->p);
-        if (s->blen + n + 8 > s->bcap) {
-            size_t nc = s->bcap ? s->bcap : 256;
-            while (s->blen + n + 8 > nc) nc *= 2;
-            char *p = realloc(s->buf, nc);
-            if (!p) {
-                sfail(s, "out of memory");
-                return -1;
-            }
-            s->buf = p;
-            s->bcap = nc;
-        }
-        memcpy(s->buf + s->blen, s->p, n);
-        s->blen += n;
-        s->p = q;
-        if (q >= s->end) {
-            sfail(s, "unterminated string");
-            return -1;
-        }
-        if (*q == '"') {
-            s->p++;
-            s->buf[s->blen] = 0;
-            return 0;
-        }
-        if ((unsigned char)*q < 0x20) {
-            sfail(s, "control character in string");
-            return -1;
-        }
-        /* escape */
-        if (q + 1 >= s->end) {
-            sfail(s, "bad escape");
-            return -1;
-        }
-        char e = q[1];
-        s->p = q + 2;
-        char c;
-        switch (e) {
-        case '"': c = '"'; break;
-        case '\\': c = '\\'; break;
-        case '/': c = '/'; break;
-        case 'b': c = '\b'; break;
-        case 'f': c = '\f'; break;
-        case 'n': c = '\n'; break;
-        case 'r': c = '\r'; break;
-        case 't': c = '\t'; break;
-        case 'u': {
-            if (s->p + 4 > s->end) {
-                sfail(s, "bad \\u escape");
-                return -1;
-            }
-            unsigned cp = 0;
-            for (int i = 0; i < 4; i++) {
-                int h = hexval(s->p[i]);
-                if (h < 0) {
-                    sfail(s, "bad \\u escape");
-                    return -1;
-                }
-                cp = cp * 16 + (unsigned)h;
-            }
-            s->p += 4;
-            if (cp >= 0xd800 && cp < 0xdc00 && s->p + 6 <= s->end && s->p[0] == '\\' && s->p[1] == 'u') {
-                unsigned lo = 0;
-                int ok = 1;
-                for (int i = 0; i < 4; i++) {
-                    int h = hexval(s->p[2 + i]);
-                    if (h < 0) ok = 0;
-                    else lo = lo * 16 + (unsigned)h;
-                }
-                if (ok && lo >= 0xdc00 && lo < 0xe000) {
-                    cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-                    s->p += 6;
-                }
-            }
-            if (cp < 0x80) bput(s, (char)cp);
-            else if (cp < 0x800) {
-                bput(s, (char)(0xc0 | (cp >> 6)));
-                bput(s, (char)(0x80 | (cp & 0x3f)));
-            } else if (cp < 0x10000) {
-                bput(s, (char)(0xe0 | (cp >> 12)));
-                bput(s, (char)(0x80 | ((cp >> 6) & 0x3f)));
-                bput(s, (char)(0x80 | (cp & 0x3f)));
-            } else {
-                bput(s, (char)(0xf0 | (cp >> 18)));
-                bput(s, (char)(0x80 | ((cp >> 12) & 0x3f)));
-                bput(s, (char)(0x80 | ((cp >> 6) & 0x3f)));
-                bput(s, (char)(0x80 | (cp & 0x3f)));
-            }
-            continue;
-        }
-        default:
-            sfail(s, "bad escape");
-            return -1;
-        }
-        if (bput(s, c) < 0) return -1;
-    }
-}
-
-static int skip_value(scan *s, int depth);
-
-static int skip_literal(scan *s, const char *lit)
-{
-    size_t n = strlen(lit);
-    if ((size_t)(s->end - s->p) >= n && memcmp(s->p, lit, n) == 0) {
-        s->p += n;
-        return 0;
-    }
-    sfail(s, "invalid value");
-    return -1;
-}
-
-/* Number: returns 0 after a valid JSON number.  *isint says it is an
- * integer (no fraction or exponent) within int64_t, whose value is *iv: the
- * only numbers the loader keeps (see read_int). */
-static int jnumber(scan *s, int64_t *iv, int *isint)
-{
-    ws(s);
-    const char *q = s->p;
-    if (q < s->end && (*q == '-' || *q == '+')) q++;
-    while (q < s->end && ((*q >= '0' && *q <= '9') || *q == '.' || *q == 'e' || *q == 'E' || *q == '-' || *q == '+')) q++;
-    if (q == s->p) {
-        sfail(s, "expected a number");
-        return -1;
-    }
-    char tmp[64];
-    size_t n = (size_t)(q - s->p);
-    if (n >= sizeof tmp) n = sizeof tmp - 1;
-    memcpy(tmp, s->p, n);
-    tmp[n] = 0;
-    s->p = q;
-    char *e;
-    if (strpbrk(tmp, ".eE")) {
-        (void)strtod(tmp, &e);
-        *isint = 0;
-    } else {
-        errno = 0;
-        *iv = strtoll(tmp, &e, 10);
-        *isint = errno != ERANGE;
-    }
-    if (*e) {
-        sfail(s, "bad number");
-        return -1;
-    }
-    return 0;
-}
-
-static int skip_value(scan *s, int depth)
-{
-    ws(s);
-    if (s->p >= s->end) {
-        sfail(s, "unexpected end of input");
-        return -1;
-    }
-    if (depth > 200) {
-        sfail(s, "nesting too deep");
-        return -1;
-    }
-    char c = *s->p;
-    if (c == '"') return jstring(s);
-    if (c == '{') {
-        s->p++;
-        ws(s);
-        if (s->p < s->end && *s->p == '}') {
-            s->p++;
-            return 0;
-        }
-        for (;;) {
-            if (jstring(s) < 0 || expect(s, ':') < 0 || skip_value(s, depth + 1) < 0) return -1;
-            ws(s);
-            if (s->p < s->end && *s->p == ',') {
-                s->p++;
-                continue;
-            }
-            return expect(s, '}');
-        }
-    }
-    if (c == '[') {
-        s->p++;
-        ws(s);
-        if (s->p < s->end && *s->p == ']') {
-            s->p++;
-            return 0;
-        }
-        for (;;) {
-            if (skip_value(s, depth + 1) < 0) return -1;
-            ws(s);
-            if (s->p < s->end && *s->p == ',') {
-                s->p++;
-                continue;
-            }
-            return expect(s, ']');
-        }
-    }
-    if (c == 't') return skip_literal(s, "true");
-    if (c == 'f') return skip_literal(s, "false");
-    if (c == 'n') return skip_literal(s, "null");
-    int64_t i;
-    int isint;
-    return jnumber(s, &i, &isint);
-}
-
-/* Iterates an object: call first with *first = 1; returns 1 with the key in
- * s->buf, 0 at the end, -1 on error. */
-static int obj_next(scan *s, int *first)
-{
-    ws(s);
-    if (*first) {
-        *first = 0;
-        if (expect(s, '{') < 0) return -1;
-        ws(s);
-        if (s->p < s->end && *s->p == '}') {
-            s->p++;
-            return 0;
-        }
-    } else {
-        ws(s);
-        if (s->p < s->end && *s->p == ',') s->p++;
-        else return expect(s, '}') < 0 ? -1 : 0;
-    }
-    if (jstring(s) < 0 || expect(s, ':') < 0) return -1;
-    return 1;
-}
-
-/* With an mmap'd input, hand the pages already parsed back to the kernel so
- * the peak memory is the graph, not the text. */
-static void release_parsed(scan *s)
-{
-    if (!s->released) return;
-    const size_t chunk = (size_t)8 << 20;
-    if ((size_t)(s->p - s->released) < 2 * chunk) return;
-    long pg = sysconf(_SC_PAGESIZE);
-    uintptr_t a = ((uintptr_t)s->released + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
-    uintptr_t b = ((uintptr_t)s->p - chunk) & ~((uintptr_t)pg - 1);
-    if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
-    s->released = (const char *)b;
-}
-
-static int arr_next(scan *s, int *first)
-{
-    release_parsed(s);
-    ws(s);
-    if (*first) {
-        *first = 0;
-        if (expect(s, '[') < 0) return -1;
-        ws(s);
-        if (s->p < s->end && *s->p == ']') {
-            s->p++;
-            return 0;
-        }
-        return 1;
-    }
-    if (s->p < s->end && *s->p == ',') {
-        s->p++;
-        return 1;
-    }
-    return expect(s, ']') < 0 ? -1 : 0;
-}
-
-static bool peek(scan *s, char c)
-{
-    ws(s);
-    return s->p < s->end && *s->p == c;
-}
-
 /* ----------------------------------------------------------------- loader */
 
 typedef struct jedge {
@@ -531,13 +199,64 @@ typedef struct jedge {
 
 typedef struct loadctx {
     mgraph *g;
-    scan s;
+    struct jscan s;          /* the one JSON scanner (jscan.h) */
+    char *err;               /* the message: "LINE:COL: problem" */
+    size_t errlen;
+    const char *released;    /* mmap'd input: pages before this are dropped */
     /* JGF id -> vertex */
     uint32_t *idh;
     size_t idcap;
     jedge *edges;
     size_t nedges, ecap;
 } loadctx;
+
+/* A problem of the graph's at at (the first problem only): -1. */
+static int gfail(loadctx *c, const char *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int gfail(loadctx *c, const char *at, const char *fmt, ...)
+{
+    if (c->err[0] || c->s.err) return -1;
+    int line, col;
+    jscan_line_col(&c->s, (size_t)(at - c->s.start), &line, &col);
+    int n = snprintf(c->err, c->errlen, "%d:%d: ", line, col);
+    if (n < 0 || (size_t)n >= c->errlen) return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* The scanner's failure worded as the graph's are. */
+static void scan_error(loadctx *c)
+{
+    if (c->err[0] || !c->s.err) return;
+    int line, col;
+    jscan_line_col(&c->s, c->s.errat, &line, &col);
+    snprintf(c->err, c->errlen, "%d:%d: %s", line, col, c->s.err);
+}
+
+/* A string from the file as a message shows it: escaped (escape.h), so a
+ * newline in a JGF id cannot forge a line of its own. */
+static const char *shown(char *buf, size_t cap, const char *s)
+{
+    fluence_escape_into(buf, cap, s, strlen(s), 0);
+    return buf;
+}
+
+/* With an mmap'd input, hand the pages already parsed back to the kernel so
+ * the peak memory is the graph, not the text. */
+static void release_parsed(loadctx *c)
+{
+    if (!c->released) return;
+    const size_t chunk = (size_t)8 << 20;
+    const char *p = c->s.p;
+    if ((size_t)(p - c->released) < 2 * chunk) return;
+    long pg = sysconf(_SC_PAGESIZE);
+    uintptr_t a = ((uintptr_t)c->released + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
+    uintptr_t b = ((uintptr_t)p - chunk) & ~((uintptr_t)pg - 1);
+    if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
+    c->released = (const char *)b;
+}
 
 static int idmap_put(loadctx *c, uint32_t off, uint32_t v)
 {
@@ -584,291 +303,275 @@ static int64_t idmap_get(loadctx *c, const char *k)
  * which takes JSON integers only: 2.0 and 3e32 are rejected there, so they
  * are here (3e32 was once cast to int64_t, undefined behaviour found by make
  * fuzz), and so is an integer beyond int64_t, which jansson will not parse. */
-static int read_int(scan *s, int64_t *out, const char *what)
+static int read_int(loadctx *c, int64_t *out, const char *what)
 {
-    int isint = 0;
-    ws(s);
+    struct jscan *s = &c->s;
+    int ch = jscan_peek(s);
     const char *at = s->p;
-    int number = peek(s, '-') || (s->p < s->end && *s->p >= '0' && *s->p <= '9');
-    if (number && jnumber(s, out, &isint) < 0) return -1;
-    if (!isint) {
-        char m[96];
-        snprintf(m, sizeof m, "%s must be an integer", what);
-        s->p = at;
-        sfail(s, m);
-        return -1;
+    if (ch == '-' || (ch >= '0' && ch <= '9')) {
+        struct jstr t;
+        if (jscan_number(s, &t) < 0) return -1;
+        char tmp[32];
+        if (t.n < sizeof tmp && !memchr(t.p, '.', t.n) && !memchr(t.p, 'e', t.n) && !memchr(t.p, 'E', t.n)) {
+            memcpy(tmp, t.p, t.n);
+            tmp[t.n] = 0;
+            errno = 0;
+            long long v = strtoll(tmp, NULL, 10);
+            if (errno != ERANGE) {
+                *out = v;
+                return 0;
+            }
+        }
     }
+    return gfail(c, at, "%s must be an integer", what);
+}
+
+/* A string value (NUL-terminated for the loader's C strings, in the
+ * scanner's scratch or a copy): into *out, to free. */
+static int read_cstr(loadctx *c, char **out)
+{
+    struct jstr t;
+    if (jscan_string(&c->s, &t) < 0) return -1;
+    if (!(*out = strndup(t.p, t.n))) return gfail(c, c->s.p, "out of memory");
     return 0;
+}
+
+/* metadata.paths: the containment path, kept */
+static int read_paths(loadctx *c, uint32_t vi)
+{
+    struct jscan *s = &c->s;
+    if (jscan_peek(s) == 'n') return jscan_literal(s, "null");
+    int st = 0, r;
+    struct jstr k, v;
+    while ((r = jscan_next_member(s, &st, &k)) == 1) {
+        int is_c = jstr_is(k, "containment");
+        if (jscan_string(s, &v) < 0) return -1;
+        if (is_c) {
+            uint32_t po = pool_add(c->g, v.p, v.n);
+            if (po == (uint32_t)-1) return gfail(c, s->p, "out of memory");
+            c->g->v[vi].path = po;
+        }
+    }
+    return r;
+}
+
+/* metadata.properties: string values only (Fluxion aborts on others) */
+static int read_properties(loadctx *c, uint32_t vi)
+{
+    struct jscan *s = &c->s;
+    mgraph *g = c->g;
+    if (jscan_peek(s) == 'n') return jscan_literal(s, "null");
+    int st = 0, r;
+    struct jstr k, v;
+    while ((r = jscan_next_member(s, &st, &k)) == 1) {
+        /* the key first: reading the value may reuse the scanner's scratch */
+        uint32_t ko = mg_intern(g, k.p, k.n);
+        if (ko == (uint32_t)-1) return gfail(c, s->p, "out of memory");
+        if (jscan_peek(s) != '"') {
+            char key[128];
+            return gfail(c, s->p, "metadata.properties.%s must be a string", shown(key, sizeof key, g->str + ko));
+        }
+        if (jscan_string(s, &v) < 0) return -1;
+        if (add_prop(g, &g->v[vi], g->str + ko, strlen(g->str + ko), v.p, v.n) < 0)
+            return gfail(c, s->p, "bad property");
+    }
+    return r;
+}
+
+/* A node's fields as the scan found them */
+struct jnode {
+    int64_t id, uniq, rank, size;
+    uint32_t basename, name;
+    bool have_id, have_meta, have_type, have_basename, have_name;
+};
+
+static int read_metadata(loadctx *c, uint32_t vi, struct jnode *n)
+{
+    struct jscan *s = &c->s;
+    mgraph *g = c->g;
+    int st = 0, r;
+    struct jstr k, v;
+    n->have_meta = true;
+    while ((r = jscan_next_member(s, &st, &k)) == 1) {
+        if (jstr_is(k, "type")) {
+            if (jscan_string(s, &v) < 0) return -1;
+            g->v[vi].type = type_id(g, v.p, v.n, true);
+            n->have_type = true;
+        } else if (jstr_is(k, "basename") || jstr_is(k, "name") || jstr_is(k, "unit")) {
+            char which = k.p[0] == 'b' ? 'b' : k.p[0] == 'n' ? 'n' : 'u';
+            if (jscan_string(s, &v) < 0) return -1;
+            uint32_t o = mg_intern(g, v.p, v.n);
+            if (which == 'b') n->basename = o, n->have_basename = true;
+            else if (which == 'n') n->name = o, n->have_name = true;
+            else g->v[vi].unit = o;
+        } else if (jstr_is(k, "id")) {
+            if (read_int(c, &n->id, "metadata.id") < 0) return -1;
+        } else if (jstr_is(k, "uniq_id")) {
+            if (read_int(c, &n->uniq, "metadata.uniq_id") < 0) return -1;
+        } else if (jstr_is(k, "rank")) {
+            if (read_int(c, &n->rank, "metadata.rank") < 0) return -1;
+        } else if (jstr_is(k, "size")) {
+            if (read_int(c, &n->size, "metadata.size") < 0) return -1;
+        } else if (jstr_is(k, "status")) {
+            int64_t status;
+            if (read_int(c, &status, "metadata.status") < 0) return -1;
+            g->v[vi].status = status ? 1 : 0;
+        } else if (jstr_is(k, "exclusive")) {
+            int ch = jscan_peek(s);
+            if (ch == 't') {
+                if (jscan_literal(s, "true") < 0) return -1;
+                g->v[vi].exclusive = 1;
+            } else if (ch == 'f') {
+                if (jscan_literal(s, "false") < 0) return -1;
+            } else {
+                return gfail(c, s->p, "metadata.exclusive must be a boolean");
+            }
+        } else if (jstr_is(k, "paths")) {
+            if (read_paths(c, vi) < 0) return -1;
+        } else if (jstr_is(k, "properties")) {
+            if (read_properties(c, vi) < 0) return -1;
+        } else if (jscan_skip(s) < 0) {
+            return -1;
+        }
+    }
+    return r;
 }
 
 static int parse_node(loadctx *c)
 {
-    scan *s = &c->s;
+    struct jscan *s = &c->s;
     mgraph *g = c->g;
     mg_vertex *x = new_vertex(g);
-    if (!x) {
-        sfail(s, "out of memory");
-        return -1;
-    }
+    if (!x) return gfail(c, s->p, "out of memory");
     uint32_t vi = g->nv - 1;
-    ws(s);
+    jscan_ws(s);
     const char *node_start = s->p;
-    int64_t id = -2, uniq = -1, rank = -1, size = 1;
-    int have_id_str = 0, have_meta = 0;
-    uint32_t type = 0, basename = 0, name = 0;
-    int have_type = 0, have_basename = 0, have_name = 0;
-    x->status = 0;
-    int first = 1, r;
-    while ((r = obj_next(s, &first)) == 1) {
-        if (strcmp(s->buf, "id") == 0) {
-            if (jstring(s) < 0) return -1;
-            x = &g->v[vi];
-            x->jgf_id = pool_add(g, s->buf, s->blen);
-            have_id_str = 1;
-        } else if (strcmp(s->buf, "metadata") == 0) {
-            have_meta = 1;
-            int f2 = 1, r2;
-            while ((r2 = obj_next(s, &f2)) == 1) {
-                x = &g->v[vi];
-                const char *k = s->buf;
-                if (strcmp(k, "type") == 0) {
-                    if (jstring(s) < 0) return -1;
-                    int32_t t = mg_type_id(g, s->buf, true);
-                    g->v[vi].type = t;
-                    type = 1;
-                    have_type = 1;
-                } else if (strcmp(k, "basename") == 0) {
-                    if (jstring(s) < 0) return -1;
-                    basename = mg_intern(g, s->buf, s->blen);
-                    have_basename = 1;
-                } else if (strcmp(k, "name") == 0) {
-                    if (jstring(s) < 0) return -1;
-                    name = mg_intern(g, s->buf, s->blen);
-                    have_name = 1;
-                } else if (strcmp(k, "unit") == 0) {
-                    if (jstring(s) < 0) return -1;
-                    uint32_t u = mg_intern(g, s->buf, s->blen);
-                    g->v[vi].unit = u;
-                } else if (strcmp(k, "id") == 0) {
-                    if (read_int(s, &id, "metadata.id") < 0) return -1;
-                } else if (strcmp(k, "uniq_id") == 0) {
-                    if (read_int(s, &uniq, "metadata.uniq_id") < 0) return -1;
-                } else if (strcmp(k, "rank") == 0) {
-                    if (read_int(s, &rank, "metadata.rank") < 0) return -1;
-                } else if (strcmp(k, "size") == 0) {
-                    if (read_int(s, &size, "metadata.size") < 0) return -1;
-                } else if (strcmp(k, "status") == 0) {
-                    int64_t st;
-                    if (read_int(s, &st, "metadata.status") < 0) return -1;
-                    g->v[vi].status = st ? 1 : 0;
-                } else if (strcmp(k, "exclusive") == 0) {
-                    ws(s);
-                    if (s->p < s->end && *s->p == 't') {
-                        if (skip_literal(s, "true") < 0) return -1;
-                        g->v[vi].exclusive = 1;
-                    } else if (s->p < s->end && *s->p == 'f') {
-                        if (skip_literal(s, "false") < 0) return -1;
-                    } else {
-                        sfail(s, "metadata.exclusive must be a boolean");
-                        return -1;
-                    }
-                } else if (strcmp(k, "paths") == 0) {
-                    if (peek(s, 'n')) {
-                        if (skip_literal(s, "null") < 0) return -1;
-                        continue;
-                    }
-                    int f3 = 1, r3;
-                    while ((r3 = obj_next(s, &f3)) == 1) {
-                        int is_c = strcmp(s->buf, "containment") == 0;
-                        if (jstring(s) < 0) return -1;
-                        if (is_c) {
-                            uint32_t po = pool_add(g, s->buf, s->blen);
-                            if (po == (uint32_t)-1) {
-                                sfail(s, "out of memory");
-                                return -1;
-                            }
-                            g->v[vi].path = po;
-                        }
-                    }
-                    if (r3 < 0) return -1;
-                } else if (strcmp(k, "properties") == 0) {
-                    if (peek(s, 'n')) {
-                        if (skip_literal(s, "null") < 0) return -1;
-                        continue;
-                    }
-                    int f3 = 1, r3;
-                    while ((r3 = obj_next(s, &f3)) == 1) {
-                        size_t kn = s->blen;
-                        char *key = malloc(kn + 1);
-                        if (!key) {
-                            sfail(s, "out of memory");
-                            return -1;
-                        }
-                        memcpy(key, s->buf, kn + 1);
-                        int rc = 0;
-                        if (peek(s, '"')) {
-                            if (jstring(s) < 0) rc = -1;
-                            else rc = add_prop(g, &g->v[vi], key, kn, s->buf, s->blen);
-                        } else {
-                            /* Fluxion aborts on such a value (std::logic_error) */
-                            char m[160];
-                            snprintf(m, sizeof m, "metadata.properties.%.100s must be a string", key);
-                            free(key);
-                            sfail(s, m);
-                            return -1;
-                        }
-                        free(key);
-                        if (rc < 0) {
-                            sfail(s, "bad property");
-                            return -1;
-                        }
-                    }
-                    if (r3 < 0) return -1;
-                } else {
-                    if (skip_value(s, 0) < 0) return -1;
-                }
-            }
-            if (r2 < 0) return -1;
-        } else {
-            if (skip_value(s, 0) < 0) return -1;
+    struct jnode n = { .id = -2, .uniq = -1, .rank = -1, .size = 1 };
+    int st = 0, r;
+    struct jstr k, v;
+    while ((r = jscan_next_member(s, &st, &k)) == 1) {
+        if (jstr_is(k, "id")) {
+            if (jscan_string(s, &v) < 0) return -1;
+            g->v[vi].jgf_id = pool_add(g, v.p, v.n);
+            n.have_id = true;
+        } else if (jstr_is(k, "metadata")) {
+            if (read_metadata(c, vi, &n) < 0) return -1;
+        } else if (jscan_skip(s) < 0) {
+            return -1;
         }
     }
     if (r < 0) return -1;
     x = &g->v[vi];
-    const char *node_end = s->p;
-    s->p = node_start; /* node-level problems point at the node */
-    if (!have_id_str) {
-        sfail(s, "JGF vertex id key is not found in a node");
-        return -1;
-    }
-    if (!have_meta || !have_type) {
-        char m[160];
-        snprintf(m, sizeof m, "node %s: metadata.type is required", g->str + x->jgf_id);
-        sfail(s, m);
-        return -1;
-    }
-    if (!*(g->str + x->path)) {
-        /* Fluxion refuses such a node ("malformed metadata"), so do we */
-        char m[200];
-        snprintf(m, sizeof m, "node %s: metadata.paths.containment is required", g->str + x->jgf_id);
-        sfail(s, m);
-        return -1;
-    }
-    if (size < -1) {
-        char m[200];
-        snprintf(m, sizeof m, "node %s: metadata.size must not be negative", g->str + x->jgf_id);
-        sfail(s, m);
-        return -1;
-    }
-    (void)type;
-    if (uniq == -1) {
+    /* node-level problems point at the node */
+    char id[128];
+    shown(id, sizeof id, g->str + x->jgf_id);
+    if (!n.have_id) return gfail(c, node_start, "JGF vertex id key is not found in a node");
+    if (!n.have_meta || !n.have_type) return gfail(c, node_start, "node %s: metadata.type is required", id);
+    /* Fluxion refuses a node without a path ("malformed metadata"), so do we */
+    if (!*(g->str + x->path)) return gfail(c, node_start, "node %s: metadata.paths.containment is required", id);
+    if (n.size < -1) return gfail(c, node_start, "node %s: metadata.size must not be negative", id);
+    if (n.uniq == -1) {
         char *e;
         const char *sid = g->str + x->jgf_id;
         long long u = strtoll(sid, &e, 10);
-        if (*sid == 0 || *e) {
-            char m[200];
-            snprintf(m, sizeof m, "node %s: uniq_id could not be inferred from the id", sid);
-            sfail(s, m);
-            return -1;
-        }
-        uniq = u;
+        if (*sid == 0 || *e) return gfail(c, node_start, "node %s: uniq_id could not be inferred from the id", id);
+        n.uniq = u;
     }
-    if (!have_basename) basename = g->types[x->type];
-    if (id == -2) {
-        id = uniq;
-        if (x->type == g->node_type && have_name) {
-            const char *nm = g->str + name;
-            size_t n = strlen(nm), k = n;
-            while (k > 0 && nm[k - 1] >= '0' && nm[k - 1] <= '9') k--;
-            if (k < n) id = strtoll(nm + k, NULL, 10);
+    if (!n.have_basename) n.basename = g->types[x->type];
+    if (n.id == -2) {
+        n.id = n.uniq;
+        if (x->type == g->node_type && n.have_name) {
+            const char *nm = g->str + n.name;
+            size_t len = strlen(nm), i = len;
+            while (i > 0 && nm[i - 1] >= '0' && nm[i - 1] <= '9') i--;
+            if (i < len) n.id = strtoll(nm + i, NULL, 10);
         }
     }
-    if (!have_name) {
+    if (!n.have_name) {
         char tmp[512];
-        snprintf(tmp, sizeof tmp, "%s%lld", g->str + basename, (long long)id);
-        name = mg_intern(g, tmp, strlen(tmp));
+        snprintf(tmp, sizeof tmp, "%s%lld", g->str + n.basename, (long long)n.id);
+        n.name = mg_intern(g, tmp, strlen(tmp));
     }
     x = &g->v[vi];
-    x->basename = basename;
-    x->name = name;
-    x->id = id;
-    x->uniq_id = uniq;
-    x->rank = rank;
-    x->size = size;
+    x->basename = n.basename;
+    x->name = n.name;
+    x->id = n.id;
+    x->uniq_id = n.uniq;
+    x->rank = n.rank;
+    x->size = n.size;
     int d = idmap_put(c, x->jgf_id, vi);
-    if (d != 0) {
-        char m[200];
-        snprintf(m, sizeof m, d > 0 ? "found duplicate JGF node id %s" : "out of memory", g->str + x->jgf_id);
-        sfail(s, m);
-        return -1;
-    }
-    s->p = node_end;
+    if (d > 0) return gfail(c, node_start, "found duplicate JGF node id %s", id);
+    if (d < 0) return gfail(c, node_start, "out of memory");
     return 0;
+}
+
+/* An edge's metadata: its subsystem, and whether Fluence marked it as the
+ * reverse of another ({"name": {"containment": "in"}}) */
+static int read_edge_metadata(loadctx *c, int *containment, int *back)
+{
+    struct jscan *s = &c->s;
+    if (jscan_peek(s) == 'n') return jscan_literal(s, "null");
+    int st = 0, r;
+    struct jstr k, v;
+    while ((r = jscan_next_member(s, &st, &k)) == 1) {
+        if (jstr_is(k, "subsystem")) {
+            if (jscan_string(s, &v) < 0) return -1;
+            *containment = jstr_is(v, "containment");
+        } else if (jstr_is(k, "name") && jscan_peek(s) == '{') {
+            int st2 = 0, r2;
+            while ((r2 = jscan_next_member(s, &st2, &k)) == 1) {
+                if (jstr_is(k, "containment") && jscan_peek(s) == '"') {
+                    if (jscan_string(s, &v) < 0) return -1;
+                    *back = jstr_is(v, "in");
+                } else if (jscan_skip(s) < 0) {
+                    return -1;
+                }
+            }
+            if (r2 < 0) return -1;
+        } else if (jscan_skip(s) < 0) {
+            return -1;
+        }
+    }
+    return r;
 }
 
 static int parse_edge(loadctx *c)
 {
-    scan *s = &c->s;
+    struct jscan *s = &c->s;
     char *src = NULL, *tgt = NULL;
-    int containment = 1, back = 0, r, first = 1, rc = -1;
-    ws(s);
+    int containment = 1, back = 0, r, st = 0, rc = -1;
+    jscan_ws(s);
     const char *edge_start = s->p;
-    while ((r = obj_next(s, &first)) == 1) {
-        if (strcmp(s->buf, "source") == 0 || strcmp(s->buf, "target") == 0) {
-            int is_src = s->buf[0] == 's';
-            if (jstring(s) < 0) goto out;
-            char *d = strdup(s->buf);
-            if (!d) goto out;
-            if (is_src) free(src), src = d;
-            else free(tgt), tgt = d;
-        } else if (strcmp(s->buf, "metadata") == 0) {
-            if (peek(s, 'n')) {
-                if (skip_literal(s, "null") < 0) goto out;
-                continue;
-            }
-            int f2 = 1, r2;
-            while ((r2 = obj_next(s, &f2)) == 1) {
-                if (strcmp(s->buf, "subsystem") == 0) {
-                    if (jstring(s) < 0) goto out;
-                    containment = strcmp(s->buf, "containment") == 0;
-                } else if (strcmp(s->buf, "name") == 0 && peek(s, '{')) {
-                    /* Fluence writes {"name": {"containment": "in"}} on the
-                     * reverse of every edge */
-                    int f3 = 1, r3;
-                    while ((r3 = obj_next(s, &f3)) == 1) {
-                        if (strcmp(s->buf, "containment") == 0 && peek(s, '"')) {
-                            if (jstring(s) < 0) goto out;
-                            back = strcmp(s->buf, "in") == 0;
-                        } else if (skip_value(s, 0) < 0) goto out;
-                    }
-                    if (r3 < 0) goto out;
-                } else if (skip_value(s, 0) < 0) goto out;
-            }
-            if (r2 < 0) goto out;
-        } else if (skip_value(s, 0) < 0) goto out;
+    struct jstr k;
+    while ((r = jscan_next_member(s, &st, &k)) == 1) {
+        if (jstr_is(k, "source") || jstr_is(k, "target")) {
+            char **to = k.p[0] == 's' ? &src : &tgt;
+            free(*to);
+            *to = NULL;
+            if (read_cstr(c, to) < 0) goto out;
+        } else if (jstr_is(k, "metadata")) {
+            if (read_edge_metadata(c, &containment, &back) < 0) goto out;
+        } else if (jscan_skip(s) < 0) {
+            goto out;
+        }
     }
     if (r < 0) goto out;
-    const char *edge_end = s->p;
-    s->p = edge_start;
     if (!src || !tgt) {
-        sfail(s, "encountered a malformed edge");
+        gfail(c, edge_start, "encountered a malformed edge");
         goto out;
     }
     int64_t a = idmap_get(c, src), b = idmap_get(c, tgt);
     if (a < 0 || b < 0) {
-        char m[300];
-        snprintf(m, sizeof m, "source and/or target vertex not found: %s -> %s", src, tgt);
-        sfail(s, m);
+        char s1[128], s2[128];
+        gfail(c, edge_start, "source and/or target vertex not found: %s -> %s", shown(s1, sizeof s1, src),
+              shown(s2, sizeof s2, tgt));
         goto out;
     }
-    s->p = edge_end;
-    rc = 0;
     if (c->nedges == c->ecap) {
         size_t nc = c->ecap ? c->ecap * 2 : 1024;
         jedge *e = realloc(c->edges, nc * sizeof *e);
         if (!e) {
-            sfail(s, "out of memory");
-            rc = -1;
+            gfail(c, s->p, "out of memory");
             goto out;
         }
         c->edges = e;
@@ -879,6 +582,7 @@ static int parse_edge(loadctx *c)
     c->edges[c->nedges].back = back;
     c->edges[c->nedges].other = !containment || a == b;
     c->nedges++;
+    rc = 0;
 out:
     free(src);
     free(tgt);
@@ -1124,11 +828,38 @@ static int link_edges(mgraph *g, jedge *edges, size_t nedges, char *err, size_t 
     return rc;
 }
 
+/* graph.nodes and graph.edges, in that order */
+static int read_graph(loadctx *c, bool *have_nodes, bool *have_edges)
+{
+    struct jscan *s = &c->s;
+    int st = 0, r;
+    struct jstr k;
+    while ((r = jscan_next_member(s, &st, &k)) == 1) {
+        bool nodes = jstr_is(k, "nodes"), edges = jstr_is(k, "edges");
+        if (!nodes && !edges) {
+            if (jscan_skip(s) < 0) return -1;
+            continue;
+        }
+        if (edges && !*have_nodes) return gfail(c, s->p, "JGF edges must follow nodes");
+        *(nodes ? have_nodes : have_edges) = true;
+        int st2 = 0, r2;
+        while (release_parsed(c), (r2 = jscan_next_element(s, &st2)) == 1)
+            if ((nodes ? parse_node(c) : parse_edge(c)) < 0) return -1;
+        if (r2 < 0) return -1;
+    }
+    return r;
+}
+
 static mgraph *load_jgf(const char *text, size_t len, bool mapped, char *err, size_t errlen)
 {
     loadctx c;
     memset(&c, 0, sizeof c);
-    if (mapped) c.s.released = text;
+    err[0] = 0;
+    c.err = err;
+    c.errlen = errlen;
+    if (mapped) c.released = text;
+    /* JGF's own levels are few; what it carries besides (skipped) is bounded */
+    jscan_init(&c.s, text, len, 200);
     c.g = mg_new();
     if (!c.g) {
         snprintf(err, errlen, "out of memory");
@@ -1136,95 +867,48 @@ static mgraph *load_jgf(const char *text, size_t len, bool mapped, char *err, si
     }
     mg_type_id(c.g, "node", true);
     mg_type_id(c.g, "core", true);
-    c.s.p = c.s.start = text;
-    c.s.end = text + len;
-    c.s.err = err;
-    c.s.errlen = errlen;
-    int have_graph = 0, have_nodes = 0, have_edges = 0;
-    int first = 1, r;
-    while ((r = obj_next(&c.s, &first)) == 1) {
-        if (strcmp(c.s.buf, "graph") != 0) {
-            if (skip_value(&c.s, 0) < 0) goto fail;
+    bool have_graph = false, have_nodes = false, have_edges = false;
+    int st = 0, r;
+    struct jstr k;
+    while ((r = jscan_next_member(&c.s, &st, &k)) == 1) {
+        if (!jstr_is(k, "graph")) {
+            if (jscan_skip(&c.s) < 0) goto fail;
             continue;
         }
-        have_graph = 1;
-        int f2 = 1, r2;
-        while ((r2 = obj_next(&c.s, &f2)) == 1) {
-            if (strcmp(c.s.buf, "nodes") == 0) {
-                have_nodes = 1;
-                int f3 = 1, r3;
-                while ((r3 = arr_next(&c.s, &f3)) == 1)
-                    if (parse_node(&c) < 0) goto fail;
-                if (r3 < 0) goto fail;
-            } else if (strcmp(c.s.buf, "edges") == 0) {
-                have_edges = 1;
-                if (!have_nodes) {
-                    sfail(&c.s, "JGF edges must follow nodes");
-                    goto fail;
-                }
-                int f3 = 1, r3;
-                while ((r3 = arr_next(&c.s, &f3)) == 1)
-                    if (parse_edge(&c) < 0) goto fail;
-                if (r3 < 0) goto fail;
-            } else if (skip_value(&c.s, 0) < 0) goto fail;
-        }
-        if (r2 < 0) goto fail;
+        have_graph = true;
+        if (read_graph(&c, &have_nodes, &have_edges) < 0) goto fail;
     }
     if (r < 0) goto fail;
-    ws(&c.s);
-    if (c.s.p != c.s.end) {
-        sfail(&c.s, "trailing characters after the JSON document");
+    if (jscan_peek(&c.s) != -1) {
+        gfail(&c, c.s.p, "trailing characters after the JSON document");
         goto fail;
     }
     if (!have_graph || !have_nodes || !have_edges) {
         snprintf(err, errlen, " JGF does not contain a required key (%s)",
                  !have_graph ? "graph" : !have_nodes ? "nodes" : "edges");
-        goto fail2;
+        goto fail;
     }
     if (c.g->nv == 0) {
         snprintf(err, errlen, " JGF has no nodes");
-        goto fail2;
+        goto fail;
     }
-    if (link_edges(c.g, c.edges, c.nedges, err, errlen) < 0) goto fail2;
-    free(c.s.buf);
+    if (link_edges(c.g, c.edges, c.nedges, err, errlen) < 0) goto fail;
+    jscan_free(&c.s);
     free(c.idh);
     free(c.edges);
     return c.g;
 fail:
-fail2:
-    free(c.s.buf);
+    scan_error(&c);
+    jscan_free(&c.s);
     free(c.idh);
     free(c.edges);
     mg_free(c.g);
     return NULL;
 }
 
-mgraph *mg_load_jgf(const char *text, size_t len, char *err, size_t errlen)
+mgraph *mg_load_jgf(const char *text, size_t len, bool mapped, char *err, size_t errlen)
 {
-    return load_jgf(text, len, false, err, errlen);
-}
-
-mgraph *mg_load_jgf_file(const char *path, char *err, size_t errlen)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, errlen, " %s", strerror(errno));
-        return NULL;
-    }
-    struct stat st;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
-        close(fd);
-        return NULL; /* caller falls back to reading */
-    }
-    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (p == MAP_FAILED) return NULL;
-    madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
-    mgraph *g = load_jgf(p, (size_t)st.st_size, true, err, errlen);
-    if (!g && !err[0]) snprintf(err, errlen, " failed to load");
-    munmap(p, (size_t)st.st_size);
-    if (!g && !err[0]) snprintf(err, errlen, " failed");
-    return g;
+    return load_jgf(text, len, mapped, err, errlen);
 }
 
 /* -------------------------------------------------------------- building */

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "match.h"
+#include "match_jobspec.h"
 #include "match_ynode.h"
 
 typedef struct vctx {

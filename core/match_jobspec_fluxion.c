@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "match.h"
+#include "match_jobspec_fluxion.h"
 #include "match_ynode.h"
 
 typedef struct fctx {

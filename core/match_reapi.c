@@ -22,8 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "match.h"
+#include "json_write.h"
 #include "match_reapi.h"
+#include "match_writers.h"
+#include "mbuf.h"
 
 typedef void *(*new_fn)(void);
 typedef void (*destroy_fn)(void *);
@@ -74,22 +76,15 @@ static void take_err(mreapi *r, char *err, size_t errlen)
     free(e);
 }
 
-static void json_str(char *dst, size_t n, const char *s)
+static void to_mbuf(void *to, const char *s, size_t n)
 {
-    size_t o = 0;
-    for (; *s && o + 8 < n; s++) {
-        if (*s == '"' || *s == '\\') dst[o++] = '\\';
-        if ((unsigned char)*s < 0x20) continue;
-        dst[o++] = *s;
-    }
-    dst[o] = 0;
+    mbuf_add(to, s, n);
 }
 
 mreapi *mr_open(const char *lib, const char *graph_text, const char *policy, int format, char *err, size_t errlen)
 {
-    static const char *const formats[] = {"simple", "rv1", "rv1_nosched", "jgf"};
     err[0] = 0;
-    if (format < MFMT_SIMPLE || format > MFMT_JGF) {
+    if (!mw_format_name(format)) {
         snprintf(err, errlen, "unknown match format");
         return NULL;
     }
@@ -135,12 +130,21 @@ mreapi *mr_open(const char *lib, const char *graph_text, const char *policy, int
         free(r);
         return NULL;
     }
-    char pol[256], opts[400];
-    json_str(pol, sizeof pol, policy && *policy ? policy : "first");
-    snprintf(opts, sizeof opts, "{\"load_format\":\"jgf\",\"matcher_policy\":\"%s\",\"match_format\":\"%s\"}", pol,
-             formats[format]);
+    const char *pol = policy && *policy ? policy : "first";
+    mbuf opts = {0};
+    mbuf_puts(&opts, "{\"load_format\":\"jgf\",\"matcher_policy\":");
+    jw_string_to(to_mbuf, &opts, pol, strlen(pol), 0);
+    mbuf_printf(&opts, ",\"match_format\":\"%s\"}", mw_format_name(format));
+    if (opts.oom) {
+        free(opts.d);
+        snprintf(err, errlen, "out of memory");
+        mr_free(r);
+        return NULL;
+    }
     r->clear(r->ctx);
-    if (init(r->ctx, graph_text, opts) != 0) {
+    int rc = init(r->ctx, graph_text, opts.d);
+    free(opts.d);
+    if (rc != 0) {
         snprintf(err, errlen, "Fluxion: ");
         take_err(r, err, errlen);
         if (!strcmp(err, "Fluxion: ")) snprintf(err, errlen, "Fluxion: reapi_cli_initialize failed");

@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "match.h"
+#include "match_dfu.h"
 
 typedef struct mreapi mreapi;
 

@@ -27,57 +27,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
-#include "match.h"
+#include "mbuf.h"
+#include "match_sort.h"
+#include "match_writers.h"
 
 /* ------------------------------------------------------------ small utils */
 
-/* room for need more bytes and the NUL */
-static void mbuf_grow(mbuf *b, size_t need)
+static const char *const format_names[] = {"simple", "rv1", "rv1_nosched", "jgf"};
+
+int mw_format(const char *name)
 {
-    if (b->oom || b->n + need + 1 <= b->cap) return;
-    size_t nc = b->cap ? b->cap : 64;
-    while (b->n + need + 1 > nc) nc *= 2;
-    char *p = realloc(b->d, nc);
-    if (!p) {
-        b->oom = 1;
-        return;
-    }
-    b->d = p;
-    b->cap = nc;
+    for (int i = 0; i < 4; i++)
+        if (name && !strcmp(name, format_names[i])) return i;
+    return -1;
 }
 
-void mbuf_add(mbuf *b, const char *s, size_t n)
+const char *mw_format_name(int format)
 {
-    mbuf_grow(b, n);
-    if (b->oom) return;
-    memcpy(b->d + b->n, s, n);
-    b->n += n;
-    b->d[b->n] = 0;
-}
-
-void mbuf_puts(mbuf *b, const char *s)
-{
-    mbuf_add(b, s, strlen(s));
-}
-
-void mbuf_printf(mbuf *b, const char *fmt, ...)
-{
-    char tmp[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n < 0) return;
-    if ((size_t)n < sizeof tmp) {
-        mbuf_add(b, tmp, (size_t)n);
-        return;
-    }
-    mbuf_grow(b, (size_t)n);
-    if (b->oom) return;
-    va_start(ap, fmt);
-    vsnprintf(b->d + b->n, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->n += (size_t)n;
+    return format >= MFMT_SIMPLE && format <= MFMT_JGF ? format_names[format] : NULL;
 }
 
 static int cmp_ll(const void *a, const void *b)
@@ -169,7 +136,8 @@ static bool within_range(const hrange *a, const hrange *b)
     return prefix_cmp(a, b) == 0 && !a->single && !b->single;
 }
 
-char *mw_hostlist(const char *const *names, size_t n)
+/* flux-core's hostlist encoding of names in order ("node[0-3,7],login1"). */
+static char *mw_hostlist(const char *const *names, size_t n)
 {
     hrange *hr = malloc((n ? n : 1) * sizeof *hr);
     if (!hr) return NULL;
@@ -412,7 +380,7 @@ static int sort_rankhosts(rankhost *rh, size_t n)
             keys[i] = rh[i].rank;
             idx[i] = (uint32_t)i;
         }
-        if (m_std_sort(keys, idx, (uint32_t)n, false) == 0) {
+        if (msort_pairs(keys, idx, (uint32_t)n, false) == 0) {
             memcpy(tmp, rh, n * sizeof *tmp);
             for (size_t i = 0; i < n; i++) rh[i] = tmp[idx[i]];
             rc = 0;
@@ -570,7 +538,36 @@ static char *dump(json_t *doc)
     return t;
 }
 
-int mw_label(memit *e, uint32_t i, const char *label)
+/* Room for n vertices and ne edges in e; -1 when out of memory. */
+static int memit_reserve(memit *e, uint32_t n, uint32_t ne)
+{
+    if (n > e->cap) {
+        uint32_t nc = e->cap ? e->cap : 64;
+        while (nc < n) nc *= 2;
+        uint32_t *v = realloc(e->verts, nc * sizeof *v);
+        if (v) e->verts = v;
+        unsigned *k = realloc(e->needs, nc * sizeof *k);
+        if (k) e->needs = k;
+        uint8_t *x = realloc(e->excl, nc * sizeof *x);
+        if (x) e->excl = x;
+        if (!v || !k || !x) return -1;
+        e->cap = nc;
+    }
+    if (ne > e->ecap) {
+        uint32_t nc = e->ecap ? e->ecap : 64;
+        while (nc < ne) nc *= 2;
+        uint32_t *a = realloc(e->esrc, nc * sizeof *a);
+        if (a) e->esrc = a;
+        uint32_t *b = realloc(e->etgt, nc * sizeof *b);
+        if (b) e->etgt = b;
+        if (!a || !b) return -1;
+        e->ecap = nc;
+    }
+    return 0;
+}
+
+/* gives emitted vertex i a label (copied); -1 when out of memory */
+static int memit_label(memit *e, uint32_t i, const char *label)
 {
     if (!e->label) {
         e->label = calloc(e->cap ? e->cap : 1, sizeof *e->label);
@@ -589,28 +586,35 @@ int mw_label(memit *e, uint32_t i, const char *label)
     return (e->label[i] = strdup(label)) ? 0 : -1;
 }
 
+void mw_vertex(memit *e, uint32_t v, unsigned needs, bool excl, const char *label)
+{
+    if (e->oom || memit_reserve(e, e->n + 1, e->ne) < 0) {
+        e->oom = 1;
+        return;
+    }
+    e->verts[e->n] = v;
+    e->needs[e->n] = needs;
+    e->excl[e->n] = excl;
+    e->n++;
+    if (label && memit_label(e, e->n - 1, label) < 0) e->oom = 1;
+}
+
+void mw_edge(memit *e, uint32_t src, uint32_t tgt)
+{
+    if (e->oom || memit_reserve(e, e->n, e->ne + 1) < 0) {
+        e->oom = 1;
+        return;
+    }
+    e->esrc[e->ne] = src;
+    e->etgt[e->ne] = tgt;
+    e->ne++;
+}
+
 /* Appends what b emitted to a (the vertices and edges alike). */
 static int memit_append(memit *a, const memit *b)
 {
     uint32_t n0 = a->n, n = a->n + b->n, ne = a->ne + b->ne;
-    if (n > a->cap) {
-        uint32_t *v = realloc(a->verts, n * sizeof *v);
-        if (v) a->verts = v;
-        unsigned *k = realloc(a->needs, n * sizeof *k);
-        if (k) a->needs = k;
-        uint8_t *x = realloc(a->excl, n * sizeof *x);
-        if (x) a->excl = x;
-        if (!v || !k || !x) return -1;
-        a->cap = n;
-    }
-    if (ne > a->ecap) {
-        uint32_t *s = realloc(a->esrc, ne * sizeof *s);
-        if (s) a->esrc = s;
-        uint32_t *t = realloc(a->etgt, ne * sizeof *t);
-        if (t) a->etgt = t;
-        if (!s || !t) return -1;
-        a->ecap = ne;
-    }
+    if (memit_reserve(a, n, ne) < 0) return -1;
     if (b->n) {
         memcpy(a->verts + a->n, b->verts, b->n * sizeof *b->verts);
         memcpy(a->needs + a->n, b->needs, b->n * sizeof *b->needs);
@@ -623,7 +627,7 @@ static int memit_append(memit *a, const memit *b)
     a->n = n;
     a->ne = ne;
     for (uint32_t i = 0; b->label && i < b->n; i++)
-        if (b->label[i] && mw_label(a, n0 + i, b->label[i]) < 0) return -1;
+        if (b->label[i] && memit_label(a, n0 + i, b->label[i]) < 0) return -1;
     return 0;
 }
 

@@ -17,7 +17,7 @@
  * progress callback (http_transfer.c), about once a second even when no
  * byte moves: the line then reads "TEXT (waiting for HOST, N s)".  Nothing
  * the callbacks reach raises or allocates.  The text is escaped when it is
- * set (escape.h); a control character left in the host becomes a space. */
+ * set, the host when it is drawn (escape.h). */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -61,7 +61,7 @@ static void erase(void)
 }
 
 /* Draws "fluence: TEXT[SUFFIX]" on one line: the text is cut ("...") so the
- * suffix always shows; control characters become spaces. */
+ * suffix always shows.  Both are escaped already. */
 static void draw(const char *suffix)
 {
     static const char head[] = CLEAR "fluence: ";
@@ -82,8 +82,6 @@ static void draw(const char *suffix)
     }
     if (sl) memcpy(line + n, suffix, sl);
     n += sl;
-    for (size_t i = hl; i < n; i++)
-        if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f) line[i] = ' ';
     put(line, n);
     P.shown = 1;
 }
@@ -106,8 +104,9 @@ void fluence_progress_waiting(const char *host, double seconds)
     long secs = (long)seconds;
     if (P.shown && secs == P.waited) return;
     P.waited = secs;
-    char suffix[128];
-    snprintf(suffix, sizeof suffix, " (waiting for %.64s, %ld s)", host && *host ? host : "the network", secs);
+    char shown[68], suffix[128];
+    if (host && *host) fluence_escape_into(shown, sizeof shown, host, strlen(host), 0);
+    snprintf(suffix, sizeof suffix, " (waiting for %s, %ld s)", host && *host ? shown : "the network", secs);
     draw(suffix);
 }
 

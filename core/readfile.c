@@ -1,12 +1,15 @@
 /* Reading an outside file whole, bounded (see readfile.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <lua.h>
+#include "exitcode.h"
 #include "readfile.h"
 
 #define DEFAULT_MAX_INPUT ((size_t)512 * 1024 * 1024)
@@ -130,4 +133,61 @@ int fluence_readfile(const char *path, size_t limit, int flags, char **data, siz
 const char *fluence_push_read_error(lua_State *L, const char *path, const char *why)
 {
     return lua_pushfstring(L, "%s: %s", strcmp(path, "-") == 0 ? "<stdin>" : path, why);
+}
+
+/* ---- mapped files ---- */
+
+#define MAX_MAPS 64
+static struct { const char *start; size_t len; char path[512]; } maps[MAX_MAPS];
+static volatile sig_atomic_t map_used[MAX_MAPS];
+
+static void on_sigbus(int sig, siginfo_t *si, void *ctx)
+{
+    (void)ctx;
+    const char *at = si ? (const char *)si->si_addr : NULL;
+    for (int i = 0; i < MAX_MAPS; i++) {
+        if (map_used[i] && at >= maps[i].start && at < maps[i].start + maps[i].len) {
+            static const char a[] = "fluence: ", b[] = ": the file changed (was truncated) while it was being read\n";
+            ssize_t r = write(2, a, sizeof a - 1);
+            r = write(2, maps[i].path, strlen(maps[i].path));
+            r = write(2, b, sizeof b - 1);
+            (void)r;
+            _exit(FLUENCE_EXIT_INPUT);
+        }
+    }
+    signal(sig, SIG_DFL);                   /* not ours: as without the handler */
+    raise(sig);
+}
+
+const char *fluence_map(int fd, size_t len, const char *path, int flags)
+{
+    static int installed;
+    int slot = -1;
+    for (int i = 0; i < MAX_MAPS; i++) if (!map_used[i]) { slot = i; break; }
+    if (slot < 0 || len == 0) return NULL;
+    if (!installed) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_sigbus;
+        sa.sa_flags = SA_SIGINFO;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGBUS, &sa, NULL) != 0) return NULL;
+        installed = 1;
+    }
+    void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE | (flags & FLUENCE_MAP_POPULATE ? MAP_POPULATE : 0), fd, 0);
+    if (p == MAP_FAILED) return NULL;
+    if (!(flags & FLUENCE_MAP_POPULATE)) madvise(p, len, MADV_SEQUENTIAL);
+    maps[slot].start = p;
+    maps[slot].len = len;
+    snprintf(maps[slot].path, sizeof maps[slot].path, "%s", path);
+    map_used[slot] = 1;
+    return p;
+}
+
+void fluence_unmap(const char *p, size_t len)
+{
+    if (!p) return;
+    for (int i = 0; i < MAX_MAPS; i++)
+        if (map_used[i] && maps[i].start == p) map_used[i] = 0;
+    munmap((void *)p, len);
 }

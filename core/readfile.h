@@ -2,8 +2,8 @@
  * it did not write (attribute files, kubeconfigs and the files they name,
  * the service account's, AWS credentials, plugin sources, policy files,
  * jobspecs, test cases; fluence.sys.read_file is its Lua entry point).
- * Manifests are read by manifest.read (core/manifest.c: mapped, for speed)
- * under the manifest limit below; JGF graphs by core/match_graph.c.
+ * Large inputs (a manifest, a JGF graph) that are regular files are mapped
+ * instead (fluence_map below): the page cache's own pages, no copy.
  *
  * Every file has a size limit, so a device or a FIFO that never ends
  * (/dev/zero as an attribute file) is refused with its name, at the limit,
@@ -56,6 +56,18 @@ void fluence_read_reason(char *why, int err, mode_t type, size_t limit);
 
 /* The manifest limit: FLUENCE_MAX_INPUT bytes when set, else 512 MiB. */
 size_t fluence_max_input(void);
+
+/* Maps len bytes of the regular file open at fd read-only, private (flags:
+ * FLUENCE_MAP_POPULATE: every page at once; else they are read in order,
+ * MADV_SEQUENTIAL), for the large inputs: manifests (manifest.c) and JGF
+ * graphs (match.c).  A file truncated while it is mapped would end the
+ * process with SIGBUS: a handler names it instead -- "fluence: PATH: the
+ * file changed (was truncated) while it was being read" -- and exits with
+ * code 3, as for any input that does not read.  NULL when it cannot be
+ * mapped (64 maps at once, or mmap refused): read it instead. */
+enum { FLUENCE_MAP_POPULATE = 1 };
+const char *fluence_map(int fd, size_t len, const char *path, int flags);
+void fluence_unmap(const char *p, size_t len);
 
 /* [-0, +1]  "PATH: why" ("-" named <stdin>). */
 const char *fluence_push_read_error(lua_State *L, const char *path, const char *why);

@@ -25,18 +25,26 @@ struct strbuf *strbuf_push(lua_State *L)
     return b;
 }
 
+void *fluence_grow(lua_State *L, void *p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap) return p;
+    size_t c = *cap ? *cap : 16;
+    while (c < need) {
+        if (c > ((size_t)-1) / 4 / size) luaL_error(L, "not enough memory");
+        c *= 2;
+    }
+    void *q = realloc(p, c * size);
+    if (!q) luaL_error(L, "not enough memory");
+    *cap = c;
+    return q;
+}
+
 void strbuf_add(lua_State *L, struct strbuf *b, const char *s, size_t n)
 {
     if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n) {
-            if (cap > ((size_t)-1) / 2) luaL_error(L, "not enough memory");
-            cap *= 2;
-        }
-        char *p = realloc(b->data, cap);
-        if (!p) luaL_error(L, "not enough memory");
-        b->data = p;
-        b->cap = cap;
+        if (n > (size_t)-1 - b->len) luaL_error(L, "not enough memory");
+        /* a text of a few hundred bytes at least: fewer first steps */
+        b->data = fluence_grow(L, b->data, &b->cap, b->len + n < 256 ? 256 : b->len + n, 1);
     }
     if (n) memcpy(b->data + b->len, s, n);
     b->len += n;

@@ -18,6 +18,10 @@ struct strbuf *strbuf_push(lua_State *L);
 void strbuf_add(lua_State *L, struct strbuf *b, const char *s, size_t n);
 void strbuf_addc(lua_State *L, struct strbuf *b, char c);
 void strbuf_adds(lua_State *L, struct strbuf *b, const char *s);
+/* Room for need elements of size bytes in the array p of *cap elements
+ * (kept by a userdata with __gc, so raising cannot leak it): returns the
+ * array, grown by doubling; raises "not enough memory". */
+void *fluence_grow(lua_State *L, void *p, size_t *cap, size_t need, size_t size);
 /* [-0, +1, m]  Pushes the contents as a Lua string. */
 void strbuf_pushresult(lua_State *L, struct strbuf *b);
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "escape.h"
 #include "yaml_kubectl.h"
 
 #define TAG_PREFIX "tag:yaml.org,2002:"
@@ -208,16 +209,9 @@ static int is_timestamp(const char *s)
 static void set_error(struct yk_value *v, int rtag, const char *s, size_t len, int tag)
 {
     char shown[64];
-    size_t n = 0;
-    for (size_t i = 0; i < len && n + 5 < sizeof shown; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c < 0x20 || c == 0x7f) n += (size_t)snprintf(shown + n, sizeof shown - n, "\\x%02x", c);
-        else shown[n++] = (char)c;
-    }
-    shown[n] = 0;
+    fluence_escape_into(shown, sizeof shown, s, len, 0);    /* one line, clipped */
     v->kind = YK_ERROR;
-    snprintf(v->err, sizeof v->err, "cannot decode %s `%s%s` as a %s", short_tag(rtag), shown,
-             n + 5 >= sizeof shown ? "..." : "", short_tag(tag));
+    snprintf(v->err, sizeof v->err, "cannot decode %s `%s` as a %s", short_tag(rtag), shown, short_tag(tag));
 }
 
 /* the words go-yaml's resolve table knows */

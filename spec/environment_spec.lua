@@ -1,5 +1,5 @@
 -- Every environment variable the code reads is in the one table of them
--- (core/cli.c, fluence.clispec.environment), which `fluence help` and the
+-- (core/clispec.c, fluence.clispec.environment), which `fluence help` and the
 -- man page print; and every name in the table is read somewhere.  The reads
 -- are found in the sources: getenv("X") and env_get(L, env, "X") in C,
 -- os.getenv / sys.getenv / api.env("X") in Lua, and the env = "X" fields of
@@ -45,7 +45,7 @@ describe("the environment variables", function()
     assert.truthy(next(read), "no getenv found: the patterns are stale")
     for name in pairs(read) do
       assert.truthy(listed[name], name .. " is read in " .. tostring(where[name]) ..
-                    " but not listed in core/cli.c's environment table")
+                    " but not listed in core/clispec.c's environment table")
     end
   end)
 

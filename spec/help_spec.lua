@@ -6,7 +6,7 @@
 local cli = require "support.cli"
 local spec = require "fluence.clispec"
 
--- "  -f, --filename FILE" / "      --dry-run[=MODE]" as cli.c writes them
+-- "  -f, --filename FILE" / "      --dry-run[=MODE]" as clispec.c writes them
 local function left(o)
   local s = (o.short and ("-" .. o.short .. ", ") or "    ") .. "--" .. o.name
   if o.metavar then s = s .. (o.arg == "optional" and ("[=" .. o.metavar .. "]") or (" " .. o.metavar)) end

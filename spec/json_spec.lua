@@ -62,3 +62,42 @@ describe("fluence.json", function()
     assert.are.equal(text, json.encode(json.decode(text)))
   end)
 end)
+
+-- One JSON string escaper (core/json_write.c) serves json.encode, the
+-- manifests' JSON (-o json, server-side apply) and the values written into
+-- JSON manifests: the same string comes out the same from each, and they
+-- differ only where they say so (a byte that is not UTF-8: kept by encode,
+-- U+FFFD in a manifest's JSON, refused as an annotation value; the line
+-- separators YAML folds: escaped in what is written into a manifest).
+describe("the one JSON string escaper", function()
+  local manifest = require "fluence.manifest"
+  local S = 'q" b\\ nl\n cr\r tab\t bs\b ff\f nul\0 esc\27 del\127 c1\194\133\194\159 é € 𝄞 /'
+  local ESCAPED = '"q\\" b\\\\ nl\\n cr\\r tab\\t bs\\u0008 ff\\u000c nul\\u0000 esc\\u001b del\\u007f ' ..
+                  'c1\\u0085\\u009f é € 𝄞 /"'
+
+  it("writes a string alike in json.encode, a manifest's JSON and an annotation value", function()
+    assert.are.equal(ESCAPED, json.encode(S))
+    local s = assert(manifest.parse('{"kind":"Pod","metadata":{"name":"p","annotations":{"v":' ..
+                                    json.encode(S) .. '}}}', "t.json"))
+    assert.are.equal('{"kind":"Pod","metadata":{"name":"p","annotations":{"v":' .. ESCAPED .. '}}}',
+                     s:object_json(1))
+    local e = assert(manifest.parse('{"kind": "Pod", "metadata": {"name": "p"}}', "e.json"))
+    assert(e:set_annotations(1, { w = S }))
+    assert.are.equal('{"kind": "Pod", "metadata": {"name": "p", "annotations": {"w": ' .. ESCAPED .. '}}}',
+                     e:render())
+  end)
+
+  it("differs where each says: bytes that are not UTF-8, YAML's line separators", function()
+    local bad = "a\255b\194"
+    assert.are.equal('"a\255b\194"', json.encode(bad))
+    -- in a manifest only a !!binary value holds such bytes (a\255b here)
+    local s = assert(manifest.parse("kind: Pod\nmetadata:\n  name: p\n  labels:\n    x: !!binary Yf9i\n", "b.yaml"))
+    assert.are.equal('{"kind":"Pod","metadata":{"name":"p","labels":{"x":"a\\ufffdb"}}}', s:object_json(1))
+    local e = assert(manifest.parse('{"kind": "Pod", "metadata": {"name": "p"}}', "e.json"))
+    assert.is_nil(e:set_annotations(1, { w = bad }))
+    local ls = "a\226\128\168b"
+    assert.are.equal('"' .. ls .. '"', json.encode(ls))
+    assert(e:set_annotations(1, { w = ls }))
+    assert.matches('"w": "a\\u2028b"', e:render(), 1, true)
+  end)
+end)

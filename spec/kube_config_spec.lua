@@ -201,6 +201,27 @@ describe("kubeconfig", function()
       assert.matches("apiVersion client.authentication.k8s.io/v2 is not supported", err)
     end)
 
+
+    it("names the kubeconfig's user, command and apiVersion escaped: one message, one line", function()
+      local function exec_doc(user, exec)
+        return H.kubeconfig(s, { doc = {
+          ["current-context"] = "c",
+          clusters = json.array{ { name = "k", cluster = { server = "https://x" } } },
+          contexts = json.array{ { name = "c", context = { cluster = "k", user = user } } },
+          users = json.array{ { name = user, user = { exec = exec } } } } })
+      end
+      local forged = "u\nfluence: forged\27[1m"
+      local ok, err = pcall(kube.load, { kubeconfig = exec_doc(forged, { apiVersion = "client.authentication.k8s.io/v1" }) })
+      assert.is_false(ok)
+      assert.matches('user "u\\nfluence: forged\\x1b[1m": exec plugin without a command', err, 1, true)
+      ok, err = pcall(kube.load, { kubeconfig = exec_doc("u", { apiVersion = "x/v2\n\27[2J", command = H.PLUGIN }) })
+      assert.matches('user "u": exec plugin apiVersion x/v2\\n\\x1b[2J is not supported', err, 1, true)
+      ok, err = pcall(kube.load, { kubeconfig = exec_doc("u", {
+        apiVersion = "client.authentication.k8s.io/v1", command = "fluence-no-such\27[2J",
+        installHint = "line one\nline two\27[31m" }) })
+      assert.matches('exec credential plugin fluence-no-such\\x1b[2J failed: cannot run it: No such file or directory\n' ..
+                     'line one\nline two\\x1b[31m', err, 1, true)
+    end)
   end)
 
   describe("secrets", function()

@@ -1,4 +1,4 @@
--- fluence.kubelists (core/kube_lists.c): what the live graph takes from
+-- fluence.kubelists (core/kubelists.c): what the live graph takes from
 -- NodeList and PodList pages, read straight from the JSON text.
 local kl = require "fluence.kubelists"
 local json = require "fluence.json"

@@ -109,6 +109,37 @@ describe("JGF loader", function()
       assert.are.equal(c[2], err)
     end)
   end
+
+  -- JGF is read by the one JSON scanner (core/jscan.c), strict JSON as
+  -- jansson is when Fluxion reads it: resource-query v0.54 answers these
+  -- three with "json_loads returned an error" (invalid token, unable to
+  -- decode byte 0xff, invalid Unicode '\uD800'); the old scanner loaded them.
+  local function with(field)
+    return '{"graph": {"nodes": [{"id": "0", "metadata": {"type": "x", ' .. field ..
+           '"paths": {"containment": "/x0"}}}], "edges": []}}'
+  end
+  for _, c in ipairs {
+    { with('"size": 01, '), "t.json:1:69: expected ',' or '}'" },
+    { with('"name": "a\255b", '), "t.json:1:70: invalid UTF-8 in a string" },
+    { with('"name": "\\ud800", '), "t.json:1:75: lone surrogate" },
+  } do
+    it("refuses what Fluxion's JSON reader refuses: " .. c[2]:match(": (.*)$"), function()
+      local g, err = match.load_jgf(c[1], "t.json")
+      assert.is_nil(g)
+      assert.are.equal(c[2], err)
+    end)
+  end
+
+  it("names an id from the file escaped, so a newline in it cannot forge a line", function()
+    local g, err = match.load_jgf('{"graph": {"nodes": [{"id": "0\\nfluence: forged", "metadata": {"type": "x", ' ..
+                                  '"paths": {"containment": "/x0"}}}], "edges": []}}', "t.json")
+    assert.is_nil(g)
+    assert.are.equal("t.json:1:22: node 0\\nfluence: forged: uniq_id could not be inferred from the id", err)
+    g, err = match.load_jgf('{"graph": {"nodes": [{"id": "0", "metadata": {"type": "x", "paths": {"containment": ' ..
+                            '"/x0"}}}], "edges": [{"source": "0", "target": "9\\n\\u001b[2J"}]}}', "t.json")
+    assert.is_nil(g)
+    assert.are.equal("t.json:1:106: source and/or target vertex not found: 0 -> 9\\n\\x1b[2J", err)
+  end)
 end)
 
 local CONFIGMAP = {

@@ -1,4 +1,4 @@
--- lua/fluence/quantity.lua (the manifests' requests) and core/kube_lists.c
+-- lua/fluence/quantity.lua (the manifests' requests) and core/kubelists.c
 -- (the cluster's nodes and pods) read the same Kubernetes quantities: a
 -- form one takes and the other refuses would size a workload one way and a
 -- node another, or refuse a manifest the API server accepts.

@@ -148,6 +148,20 @@ return { name = "fails", description = "fails",
     assert.matches('dup%.yaml:8:3: duplicate key "a\\nb\\x1b%[1m" in a Fluence object', lines[1])
   end)
 
+  -- core/escape.c is the one place control characters are handled: the
+  -- excerpt under a located error keeps one column per byte (a control, DEL
+  -- included, as '?': DEL once went through raw), and a value quoted in a
+  -- message is escaped as Go's %q (yaml_kubectl.c once wrote "\x0a" its own way)
+  it("an excerpt shows a control character as one column, a quoted value as %q does", function()
+    local _, err = yaml.decode("a: b\127c\n", "d.yaml")
+    assert.are.equal("d.yaml:1:1: control characters are not allowed\n    a: b?c\n    ^", err)
+    local manifest = require "fluence.manifest"
+    local s = assert(manifest.parse('kind: X\nmetadata:\n  name: x\nspec:\n  a: !!int "a\\nb\\u202ec"\n', "t.yaml"))
+    local j, e = s:object_json(1)
+    assert.is_nil(j)
+    assert.matches("cannot decode !!str `a\\nb\\u202ec` as a !!int", e, 1, true)
+  end)
+
   it("the explain table (on a terminal's stdout) escapes what it shows", function()
     local r = run{ "explain", "-f", pod, "--attributes", attrs(), "--offline" }
     assert.are.equal(0, r.code, r.err)

@@ -1,4 +1,4 @@
--- Dispatches a parsed command line (core/cli.c) to the verb's module,
+-- Dispatches a parsed command line (core/clispec.c) to the verb's module,
 -- lua/fluence/cmd/<verb>.lua, whose run(args) returns an exit code.
 local sys = require "fluence.sys"
 local errors = require "fluence.errors"

@@ -52,7 +52,7 @@ M.POD_SELECTOR = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
 -- fluence.cluster_source reads --context); opts: the command line's
 -- (kubeconfig, namespace, request-timeout).  Clients are made on first use:
 -- a kubeconfig that leads to no cluster is a CLUSTER error then, not at
--- start; one that is wrong (core/kubeconfig.c: located, the file named
+-- start; one that is wrong (core/kube.c: located, the file named
 -- first) an INPUT error.
 function M.open(names, opts)
   local list = {}

@@ -207,6 +207,8 @@ function fuzz.jgf(data)
   local match = require "fluence.match"
   local g = match.load_jgf(data, "fuzz.json")
   if g then
+    -- read by the one JSON scanner (core/jscan.c), strict as for kubelists
+    check(fuzz.is_json_text(data), "load_jgf accepted text that is not JSON")
     local m = match.new(g, { policy = "first" })
     m:run("allocate_orelse_reserve", "version: 1\nresources:\n- type: slot\n  count: 1\n  label: s\n" ..
           "  with:\n  - type: core\n    count: 1\ntasks:\n- command: [x]\n  slot: s\n  count: {per_slot: 1}\n" ..
@@ -224,8 +226,9 @@ function fuzz.braket(data)
   sandbox.call(entry.plugin.attributes, sandbox.DEFAULT_BUDGET, doc, 1000, base.json)
 end
 
--- Node and pod list pages as the API server sends them (core/kube_lists.c):
--- the scanner is strict JSON, so whatever it accepts must be JSON text by
+-- Node and pod list pages as the API server sends them (core/kubelists.c):
+-- the scanner (core/jscan.c, JGF's too) is strict JSON, so whatever it
+-- accepts must be JSON text by
 -- RFC 8259's grammar.  The oracle is that grammar itself, not jansson:
 -- jansson also refuses what the grammar allows and the scanner never reads
 -- (a key given twice, 3333333333333333333333 or 1e999 in a skipped field).

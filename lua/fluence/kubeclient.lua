@@ -1,4 +1,4 @@
--- A small Kubernetes API client over fluence.kube (core/kubeconfig.c), which
+-- A small Kubernetes API client over fluence.kube (core/kube.c), which
 -- resolves the kubeconfig and keeps every credential in C memory.
 --
 --   local client = kubeclient.new{ kubeconfig =, context =, namespace =,

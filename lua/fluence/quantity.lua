@@ -1,7 +1,7 @@
 -- Kubernetes resource quantities ("500m", "4Gi", "1e3", "2") as numbers.
 local quantity = {}
 
--- The forms core/kube_lists.c reads from the cluster (spec/quantity_spec.lua
+-- The forms core/kubelists.c reads from the cluster (spec/quantity_spec.lua
 -- holds the two to each other): [+-] digits [. digits], then nothing, a
 -- suffix or an exponent.
 local suffix = {

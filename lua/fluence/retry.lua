@@ -30,7 +30,7 @@ retry.DEFAULT = 30   -- seconds, without --request-timeout (kubectl's is none: i
 
 -- --request-timeout: seconds as a number, or a kubectl duration ("30s",
 -- "1m", "500ms", "1m30s", ".5s"); nil or 0 mean the default.  The command
--- line (core/cli.c) has already refused anything else.
+-- line (core/clispec.c) has already refused anything else.
 function retry.parse_timeout(v)
   if v == nil then return retry.DEFAULT, false end
   local n = tonumber(v)

@@ -1,5 +1,5 @@
 -- `fluence completion bash|zsh|fish|kubectl`: shell completion scripts generated
--- from the command-line tables in core/cli.c (fluence.clispec), so a new verb
+-- from the command-line tables in core/clispec.c (fluence.clispec), so a new verb
 -- or option is completed without touching this file.
 --
 --   bash     a script defining _fluence (complete -F) for fluence and
@@ -59,7 +59,7 @@ local function options_of(verb)
   return out
 end
 
--- Options valid before the verb (core/cli.c checks them against "help").
+-- Options valid before the verb (core/clispec.c checks them against "help").
 local function global_options() return options_of("help") end
 
 local function words(list) return table.concat(list, " ") end

@@ -1,8 +1,9 @@
-/* The command line: one sorted static table of verbs and one of options,
- * the parser that turns argv into a Lua table for lua/fluence/cli.lua, and
- * the help text generated from the same tables (so they cannot disagree). */
-#ifndef FLUENCE_CLI_H
-#define FLUENCE_CLI_H
+/* The command line (clispec.c, also the module fluence.clispec): one sorted
+ * static table of verbs and one of options, the parser that turns argv into
+ * a Lua table for lua/fluence/cli.lua, and the help text generated from the
+ * same tables (so they cannot disagree). */
+#ifndef FLUENCE_CLISPEC_H
+#define FLUENCE_CLISPEC_H
 #include <stdio.h>
 #include <lua.h>
 

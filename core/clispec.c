@@ -1,11 +1,11 @@
-/* Command-line tables, parser and help (see cli.h). */
+/* Command-line tables, parser and help (see clispec.h). */
 #include <math.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <lauxlib.h>
-#include "cli.h"
+#include "clispec.h"
 #include "exitcode.h"
 
 enum { V_SELECT = 1 << 0, V_APPLY = 1 << 1, V_CREATE = 1 << 2, V_RUN = 1 << 3,

@@ -117,6 +117,13 @@ static const char *quoted(lua_State *L, const char *s)
     return fluence_push_escaped(L, s ? s : "", s ? strlen(s) : 0, FLUENCE_ESC_QUOTE);
 }
 
+/* [-0, +1]  s escaped (escape.h), without quotes: a command or an apiVersion
+ * from the kubeconfig in a message. */
+static const char *shown(lua_State *L, const char *s)
+{
+    return fluence_push_escaped(L, s ? s : "", s ? strlen(s) : 0, 0);
+}
+
 /* [-1, +0, v]  Raises the message on the stack top as a structured INPUT
  * error (fluence.errors): a kubeconfig that is wrong is bad input (exit 3),
  * named first in its message, not a cluster that cannot be reached. */
@@ -512,20 +519,22 @@ static void run_exec(lua_State *L, struct config *c, int e, const char *dir, int
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
     /* `make fuzz` feeds arbitrary kubeconfigs: never run their commands */
     (void)dir; (void)provide;
-    luaL_error(L, "user \"%s\": exec plugins are disabled in fuzzing builds", c->user);
+    luaL_error(L, "user %s: exec plugins are disabled in fuzzing builds", quoted(L, c->user));
 #endif
     e = lua_absindex(L, e);
     const char *cmd = field_str(L, e, "command");
     const char *api = field_str(L, e, "apiVersion");
     const char *hint = field_str(L, e, "installHint");
     const char *mode = field_str(L, e, "interactiveMode");
-    if (!cmd) luaL_error(L, "user \"%s\": exec plugin without a command", c->user);
-    if (!api) luaL_error(L, "user \"%s\": exec plugin without an apiVersion", c->user);
+    if (!cmd) luaL_error(L, "user %s: exec plugin without a command", quoted(L, c->user));
+    if (!api) luaL_error(L, "user %s: exec plugin without an apiVersion", quoted(L, c->user));
     if (strcmp(api, "client.authentication.k8s.io/v1") != 0 &&
         strcmp(api, "client.authentication.k8s.io/v1beta1") != 0)
-        luaL_error(L, "user \"%s\": exec plugin apiVersion %s is not supported (use client.authentication.k8s.io/v1 or v1beta1)", c->user, api);
+        luaL_error(L, "user %s: exec plugin apiVersion %s is not supported (use client.authentication.k8s.io/v1 or v1beta1)",
+                   quoted(L, c->user), shown(L, api));
     if (mode && strcmp(mode, "Always") == 0)
-        luaL_error(L, "user \"%s\": exec plugin %s needs an interactive terminal (interactiveMode: Always), which fluence does not provide", c->user, cmd);
+        luaL_error(L, "user %s: exec plugin %s needs an interactive terminal (interactiveMode: Always), which fluence does not provide",
+                   quoted(L, c->user), shown(L, cmd));
     if (strchr(cmd, '/')) cmd = push_resolved(L, dir, cmd); else lua_pushstring(L, cmd);
     int cmdi = lua_gettop(L);
 
@@ -616,8 +625,12 @@ static void run_exec(lua_State *L, struct config *c, int e, const char *dir, int
     else if (!x->out) why = "it printed nothing";
     else why = exec_parse(c, x->out, api);
     if (why) {
-        if (hint) luaL_error(L, "user \"%s\": exec credential plugin %s failed: %s\n%s", c->user, lua_tostring(L, cmdi), why, hint);
-        luaL_error(L, "user \"%s\": exec credential plugin %s failed: %s", c->user, lua_tostring(L, cmdi), why);
+        const char *user = quoted(L, c->user), *shown_cmd = shown(L, lua_tostring(L, cmdi));
+        /* the install hint is the kubeconfig's text of several lines: its lines stay */
+        if (hint)
+            luaL_error(L, "user %s: exec credential plugin %s failed: %s\n%s", user, shown_cmd, why,
+                       fluence_push_escaped(L, hint, strlen(hint), FLUENCE_ESC_KEEP_LINES));
+        luaL_error(L, "user %s: exec credential plugin %s failed: %s", user, shown_cmd, why);
     }
     exec_free(x);
     lua_pop(L, 2);
@@ -877,7 +890,8 @@ static int config_info(lua_State *L)
 static int config_tostring(lua_State *L)
 {
     struct config *c = check_config(L);
-    lua_pushfstring(L, "kube config (cluster %s, context %s)", c->cluster ? c->cluster : "?", c->context ? c->context : "?");
+    lua_pushfstring(L, "kube config (cluster %s, context %s)", shown(L, c->cluster ? c->cluster : "?"),
+                    shown(L, c->context ? c->context : "?"));
     return 1;
 }
 

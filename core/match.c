@@ -22,8 +22,11 @@
 #include <unistd.h>
 #include <lauxlib.h>
 #include <lua.h>
-#include "match.h"
+#include "match_dfu.h"
+#include "match_graph.h"
+#include "match_jobspec.h"
 #include "match_reapi.h"
+#include "match_writers.h"
 #include "readfile.h"
 
 #define GRAPH_MT "fluence.match.graph"
@@ -85,7 +88,7 @@ static int l_load_jgf(lua_State *L)
     const char *name = luaL_optstring(L, 2, "graph");
     lgraph *lg = push_graph(L);
     char err[512];
-    lg->g = mg_load_jgf(text, len, err, sizeof err);
+    lg->g = mg_load_jgf(text, len, false, err, sizeof err);
     if (!lg->g) {
         lua_pushnil(L);
         lua_pushfstring(L, "%s:%s", name, err);
@@ -98,21 +101,37 @@ static int l_load_jgf(lua_State *L)
     return 1;
 }
 
+/* A regular file's text, mapped (readfile.h); NULL: read it instead (a
+ * pipe, an empty file, a file that cannot be opened: the reader says why). */
+static const char *map_regular(const char *path, size_t *len)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return NULL;      /* a FIFO is opened once, to read */
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    const char *p = NULL;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+        *len = (size_t)st.st_size;
+        p = fluence_map(fd, *len, path, 0);
+    }
+    close(fd);
+    return p;
+}
+
 static int l_load_jgf_file(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
-    if (!fluxion_lib()) {
+    size_t mlen;
+    const char *mapped = fluxion_lib() ? NULL : map_regular(path, &mlen);
+    if (mapped) {
         char merr[512];
-        merr[0] = 0;
         lgraph *mg = push_graph(L);
-        mg->g = mg_load_jgf_file(path, merr, sizeof merr);
+        mg->g = mg_load_jgf(mapped, mlen, true, merr, sizeof merr);
+        fluence_unmap(mapped, mlen);
         if (mg->g) return 1;
-        if (merr[0]) {
-            lua_pushnil(L);
-            lua_pushfstring(L, "%s:%s", path, merr);
-            return 2;
-        }
-        lua_pop(L, 1);
+        lua_pushnil(L);
+        lua_pushfstring(L, "%s:%s", path, merr);
+        return 2;
     }
     /* not a regular file (a pipe), or Fluxion's reader wants the text: read
      * whole, bounded as a manifest is (readfile.h) */
@@ -125,7 +144,7 @@ static int l_load_jgf_file(lua_State *L)
     }
     lgraph *lg = push_graph(L);
     char err[512];
-    lg->g = mg_load_jgf(data, len, err, sizeof err);
+    lg->g = mg_load_jgf(data, len, false, err, sizeof err);
     if (lg->g && fluxion_lib()) {
         lg->text = data;                    /* NUL-terminated */
         data = NULL;
@@ -419,7 +438,7 @@ static int l_new(lua_State *L)
     } else if (lua_isstring(L, 2)) {
         policy = lua_tostring(L, 2);
     }
-    int format = m_format(fmtname);
+    int format = mw_format(fmtname);
     if (format < 0) {
         lua_pushnil(L);
         lua_pushfstring(L, "unknown match format %s (simple, rv1, rv1_nosched or jgf)", fmtname);
