@@ -204,4 +204,34 @@ spec:
     assert.are.equal(3, r.code)
     assert.truthy(r.err:find("nope: no such file or directory", 1, true), r.err)
   end)
+
+  it("-o json: every problem with its location as fields, the same the text gives (issue 26)", function()
+    local json = require "fluence.json"
+    local dir = tree.make{
+      ["job.yaml"] = job("min-cots"),
+      ["providers/typo.lua"] = 'return { name = "typo", description = "x", enriche = { "a" }, ' ..
+                               'candidates = function() return {} end }\n',
+    }
+    local text = cli.run{ "check", cwd = dir }
+    assert.are.equal(3, text.code)
+    assert.are.equal("", text.out)
+    local r = cli.run{ "check", "-o", "json", cwd = dir }
+    assert.are.equal(3, r.code, r.err)
+    assert.are.equal("", r.err)
+    local doc = json.decode(r.out)
+    assert.are.equal(1, doc.errors)
+    assert.are.equal(1, doc.warnings)
+    assert.are.equal(2, #doc.problems)
+    for _, p in ipairs(doc.problems) do
+      -- the text's line of this problem, rebuilt from the fields
+      local where = p.line and ("%s:%d:%d: "):format(p.file, p.line, p.column) or (p.file .. ": ")
+      local said = ("fluence: %s%s%s\n"):format(p.severity == "warning" and "warning: " or "", where, p.message)
+      assert.truthy(text.err:find(said, 1, true), said .. "\nnot in\n" .. text.err)
+    end
+    assert.are.same({ "job.yaml", 6, 48 }, { doc.problems[1].file, doc.problems[1].line, doc.problems[1].column })
+    r = cli.run{ "check", "-o", "yaml", cwd = dir }
+    assert.are.equal(2, r.code)
+    assert.are.equal("", r.out)
+    assert.are.equal('fluence: check: unknown output format "yaml" (text or json)\n', r.err)
+  end)
 end)
