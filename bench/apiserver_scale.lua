@@ -107,7 +107,7 @@ end
 -- cache = {nodes = bool, usage = bool} (cluster.FROM_CACHE)
 local function read(what, cache)
   cluster.FROM_CACHE = cache
-  local cl = cluster.open{ kubeconfig = api.kubeconfig, ["request-timeout"] = "300" }
+  local cl = cluster.open({}, { kubeconfig = api.kubeconfig, ["request-timeout"] = "300" })
   local c0, w0 = server_cpu(), sys.monotonic()
   cluster.load(cl.list, { nodes = what.nodes, pods = what.pods })
   local wall, scpu = sys.monotonic() - w0, server_cpu() - c0

@@ -27,79 +27,8 @@
 -- now: needs 8 cpu per pod; best node node-a has 4 of 16 cpu free (12 used
 -- by default/busy)"); fluence graph shows the same numbers.
 -- Without request.graphs the stage keeps every backend (nothing to check).
--- The jobspecs are those of fluence.jobspecs (repeated here: plugins cannot
--- require modules).
-local PREFIX = "fluxion.flux-framework.org/"
-local REQUIRE = "fluence.flux-framework.org/require-"
-
-local function q(s)
-  return '"' .. tostring(s):gsub('[%c"\\]', function(c)
-    if c == '"' then return '\\"' elseif c == "\\" then return "\\\\" end
-    return ("\\u%04x"):format(c:byte())
-  end) .. '"'
-end
-
--- A count for a jobspec: rounded up, at most 2^32-1 (a Fluxion jobspec's
--- counts are 32-bit; a larger one is refused as malformed).  A request
--- past that (8Ei of memory) asks for the most a jobspec can: it cannot fit.
--- (Past 2^63 this was 0, and such a pod fitted anywhere.)
-local MAX_COUNT = 4294967295
-local function int(n)
-  n = tonumber(n) or 0
-  if not (n > 0) then return 0 end
-  if n >= MAX_COUNT then return MAX_COUNT end
-  return math.tointeger(math.ceil(n))
-end
-
-local function render(slot_count, with, props)
-  local out = { "version: 9999", "resources:", "  - type: slot", "    count: " .. slot_count,
-                "    label: default", "    with:" }
-  for _, r in ipairs(with) do
-    out[#out + 1] = "      - type: " .. r.type
-    out[#out + 1] = "        count: " .. r.count
-  end
-  local ps = {}
-  for i, p in ipairs(props) do ps[i] = q(p) end
-  out[#out + 1] = "attributes:\n  system:\n    constraints:\n      properties: [" .. table.concat(ps, ", ") .. "]"
-  out[#out + 1] = 'tasks:\n  - command: ["fluence"]\n    slot: default\n    count:\n      per_slot: 1'
-  return table.concat(out, "\n") .. "\n"
-end
-
-local function sorted_keys(t)
-  local ks = {}
-  for k in pairs(t or {}) do ks[#ks + 1] = k end
-  table.sort(ks)
-  return ks
-end
-
--- The group's jobspecs for one backend: { { what = "compute", text = }, ... }
-local function jobspecs_for(request, backend)
-  local pod = request.pod or {}
-  local cpu = int(pod.cpu)
-  if cpu < 1 then cpu = 1 end
-  local with = { { type = "core", count = cpu } }
-  local mem = tonumber(pod.memory) or 0
-  if mem > 0 then with[#with + 1] = { type = "memory", count = int(mem / (1024 * 1024)) } end
-  local gpu = int(pod.gpu)
-  if gpu > 0 then with[#with + 1] = { type = "gpu", count = gpu } end
-  local pods = int(request.pods or 1)
-  if pods < 1 then pods = 1 end
-  local list = { { what = "compute", text = render(pods, with, { "virtual=false" }) } }
-  local req = {}
-  for k, v in pairs(request.annotations or {}) do
-    if type(k) == "string" and k:sub(1, #REQUIRE) == REQUIRE then req[k:sub(#REQUIRE + 1)] = v end
-  end
-  req.backend = backend
-  for _, t in ipairs(sorted_keys(pod.virtual)) do
-    local n = int(pod.virtual[t])
-    if n > 0 then
-      local props = { "virtual=true", "class=" .. t }
-      for _, k in ipairs(sorted_keys(req)) do props[#props + 1] = PREFIX .. k .. "=" .. tostring(req[k]) end
-      list[#list + 1] = { what = t, text = render(1, { { type = "node", count = n } }, props) }
-    end
-  end
-  return list
-end
+-- The jobspecs are the host's (ctx.jobspecs: fluence.jobspecs, the same
+-- `fluence jobspec` prints), with the request's require-<attr> pins.
 
 -- full: the whole graph, when graph is only what is free now (whether a
 -- group that does not fit now ever could is asked of it).
@@ -144,7 +73,6 @@ local function check(graph, matcher, specs, now, policy, full)
 end
 
 -- ------------------------------------------------ why it does not fit
-local MIB = 1024 * 1024
 -- the graph's resource types, as a reason names them
 local RES = { { "core", "cpu" }, { "memory", "MiB of memory" }, { "gpu", "gpu" } }
 
@@ -176,15 +104,13 @@ local function used_by(used, what, u)
   return s .. (" by %d pods%s"):format(u.pods, top and what == "core" and (", the most by " .. top) or "")
 end
 
--- Why the group's compute jobspec does not fit g (full: the whole graph
--- when g is what is free now; usage: who runs there), or nil when the
+-- Why the group's compute jobspec does not fit g (need: what it asks,
+-- ctx.needs; full: the whole graph when g is what is free now; usage: who
+-- runs there), or nil when the
 -- numbers do not say (enough nodes have what a pod needs: a pod a node,
 -- the shortage is elsewhere).
-local function why_not(request, g, full, now, usage)
-  local pod = request.pod or {}
-  local need = { core = math.max(int(pod.cpu), 1), gpu = int(pod.gpu),
-                 memory = (tonumber(pod.memory) or 0) > 0 and int(tonumber(pod.memory) / MIB) or 0 }
-  local pods = math.max(int(request.pods or 1), 1)
+local function why_not(need, g, full, now, usage)
+  local pods = need.pods
   local free = nodes_of(g)
   if #free == 0 then return "the graph has no nodes" end
   local has = {}
@@ -260,7 +186,7 @@ return {
           reasons[b.name] = "no resource graph for this backend"
         else
           local ok, why = check(g, now and request.matchers and request.matchers[b.name] or nil,
-                                jobspecs_for(request, b.name), now, request.match_policy or "first", whole)
+                                ctx.jobspecs(request, b.name), now, request.match_policy or "first", whole)
           if not ok and why:find("^the group ") then
             -- in numbers: the short resource, the best node (once per
             -- graph): "never" against the whole graph, "not now" against
@@ -268,7 +194,7 @@ return {
             local never = why:find("can never fit", 1, true) ~= nil
             local on = never and whole or g
             if explained[on] == nil then
-              explained[on] = why_not(request, on, whole, not never and on ~= whole,
+              explained[on] = why_not(ctx.needs(request), on, whole, not never and on ~= whole,
                                       request.now_usage and (request.now_usage[b.name] or request.now_usage["*"]))
                               or false
             end

@@ -8,6 +8,8 @@
 --       require = { backend = "ionq" } }
 --   set.compute        -- jobspec text (YAML): slot[pods]{core, memory, gpu}
 --   set.devices        -- { { type = "qpu", count = 1, text = "..." }, ... }
+--   jobspecs.for_backend(request, "ionq")  -- { {what = "compute", text =}, {what = "qpu", ...} }
+--                                          -- (fits, through ctx.jobspecs)
 --
 --   jobspecs.resources_tree(resources_yaml)  -- tree for match.graph_from_tree
 local M = {}
@@ -26,7 +28,7 @@ end
 -- counts are 32-bit; a larger one is refused as malformed).  A request past
 -- that (8Ei of memory, 1e400 cores: quantities the API server takes) asks
 -- for the most a jobspec can, and cannot fit.  (Past 2^63 this was 0: a pod
--- asking for exabytes fitted anywhere.)  The same rule as policies/fits.lua.
+-- asking for exabytes fitted anywhere.)
 local MAX_COUNT = 4294967295
 local function whole(n, what)
   if n == nil then return 0 end
@@ -71,20 +73,26 @@ local function render(resources, properties)
   return table.concat(out, "\n") .. "\n"
 end
 
+-- What the compute jobspec asks, in its counts: pods (at least 1), and per
+-- pod core (at least 1), memory (MB, rounded up: 0 when none) and gpu.
+-- (fits says why a group does not fit in these numbers.)
+function M.needs(request)
+  local pod = request.pod or {}
+  local pods = whole(request.pods or 1, "pods")
+  local cpu = whole(pod.cpu, "pod.cpu")
+  local mem = whole(pod.memory, "pod.memory")
+  return { pods = math.max(pods, 1), core = math.max(cpu, 1), gpu = whole(pod.gpu, "pod.gpu"),
+           memory = mem > 0 and whole(pod.memory / MB, "pod.memory") or 0 }
+end
+
 -- The compute jobspec: one slot per pod, each with the first pod's cores
 -- (at least 1), memory in MB (rounded up) and GPUs; only non-virtual nodes.
 function M.compute(request)
-  local pod = request.pod or {}
-  local pods = whole(request.pods or 1, "pods")
-  if pods < 1 then pods = 1 end
-  local cpu = whole(pod.cpu, "pod.cpu")
-  if cpu < 1 then cpu = 1 end
-  local with = { { type = "core", count = cpu } }
-  local mem = whole(pod.memory, "pod.memory")
-  if mem > 0 then with[#with + 1] = { type = "memory", count = whole(pod.memory / MB, "pod.memory") } end
-  local gpu = whole(pod.gpu, "pod.gpu")
-  if gpu > 0 then with[#with + 1] = { type = "gpu", count = gpu } end
-  return render({ { type = "slot", count = pods, label = "default", with = with } }, { "virtual=false" })
+  local n = M.needs(request)
+  local with = { { type = "core", count = n.core } }
+  if n.memory > 0 then with[#with + 1] = { type = "memory", count = n.memory } end
+  if n.gpu > 0 then with[#with + 1] = { type = "gpu", count = n.gpu } end
+  return render({ { type = "slot", count = n.pods, label = "default", with = with } }, { "virtual=false" })
 end
 
 -- One device jobspec per virtual type: a slot of `count` node-typed
@@ -108,6 +116,20 @@ function M.for_request(request)
     end
   end
   return set
+end
+
+-- What the group of request asks of one backend, as `fits` matches it
+-- (policies reach this as ctx.jobspecs, never a copy): the compute jobspec,
+-- then one device jobspec per virtual type pinned to the backend and to the
+-- request's require-<attr> pins.  { {what = "compute" | TYPE, text =}, ... }
+function M.for_backend(request, backend)
+  local pins = {}
+  for k, v in pairs(request.require or {}) do pins[k] = v end
+  pins.backend = backend
+  local set = M.for_request{ pods = request.pods, pod = request.pod, require = pins }
+  local list = { { what = "compute", text = set.compute } }
+  for _, d in ipairs(set.devices) do list[#list + 1] = { what = d.type, text = d.text } end
+  return list
 end
 
 -- ---------------------------------------------------------------- graphs
