@@ -176,7 +176,10 @@ describe("price providers against the three APIs' stand-ins", function()
     it("ends a fetch that pages on and on by its deadline (six --request-timeout)", function()
       local many = {}
       for i = 1, 300 do many[i] = AZURE[3] end
-      control{ azure = { items = many, page_size = 1 }, delay_ms = 100 }
+      -- each page 20 ms, ten times under one request's own 0.2 s limit: what
+      -- ends the fetch is the whole deadline, even on a loaded machine (at
+      -- 100 ms a page under ASan and a load of 20 timed out on its own)
+      control{ azure = { items = many, page_size = 1 }, delay_ms = 20 }
       local _, notes = prices{ "--cloud", "azure", "-t", "Standard_NC24ads_A100_v4", "-r", "eastus",
                                "--request-timeout", "0.2" }
       assert.matches("no price %(gave up after 1%.2 s %(%d+ pages read%)%)", notes[1])
