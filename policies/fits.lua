@@ -106,13 +106,12 @@ end
 
 -- Why the group's compute jobspec does not fit g (need: what it asks,
 -- ctx.needs; full: the whole graph when g is what is free now; usage: who
--- runs there), or nil when the
--- numbers do not say (enough nodes have what a pod needs: a pod a node,
--- the shortage is elsewhere).
+-- runs there), or nil when the numbers do not say (enough nodes have what
+-- a pod needs, a pod a node: the shortage is elsewhere).
 local function why_not(need, g, full, now, usage)
   local pods = need.pods
   local free = nodes_of(g)
-  if #free == 0 then return "the graph has no nodes" end
+  if #free == 0 then return "the graph has no node with virtual=false (where the compute jobspec asks)" end
   local has = {}
   if now and full and full ~= g then
     for _, n in ipairs(nodes_of(full)) do has[n.name] = n end
