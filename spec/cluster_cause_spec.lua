@@ -4,7 +4,6 @@
 -- context, the server and the cause; exit 4 when the cluster was needed
 -- for the answer (no other source of backends, --require-offerings,
 -- graph), a note and on when it was not (--attributes, another cluster).
-local json = require "fluence.json"
 local cli = require "support.cli"
 local envtest = require "support.envtest"
 
@@ -23,22 +22,10 @@ envtest.describe("the cause of a cluster that cannot be read", function(east)
     west:request("POST", ("/api/v1/namespaces/%s/configmaps"):format(ns), {
       apiVersion = "v1", kind = "ConfigMap", metadata = { name = "fluence-resources" },
       data = { ["resources.yaml"] = "resources:\n  - type: gpu\n    name: gpu-l4\n    attributes: {cost_usd: 1}\n" } })
-    local function cluster(name, api)
-      return { name = name, cluster = { server = api and api.url or DEAD,
-                                        ["certificate-authority"] = (api or east).pki .. "/ca.crt" } }
-    end
-    kubeconfig = cli.write(dir .. "/config", json.encode{
-      apiVersion = "v1", kind = "Config", ["current-context"] = "east",
-      clusters = json.array{ cluster("east", east), cluster("west", west), cluster("dead") },
-      users = json.array{ { name = "east", user = { token = east.tokens.admin } },
-                          { name = "west", user = { token = west.tokens.admin } },
-                          { name = "nobody", user = { token = east.tokens.nobody } },
-                          { name = "expired", user = { token = "fluence-envtest-expired" } } },
-      contexts = json.array{ { name = "east", context = { cluster = "east", user = "east" } },
-                             { name = "west", context = { cluster = "west", user = "west" } },
-                             { name = "dead", context = { cluster = "dead", user = "east" } },
-                             { name = "east-nobody", context = { cluster = "east", user = "nobody" } },
-                             { name = "east-expired", context = { cluster = "east", user = "expired" } } } })
+    kubeconfig = envtest.kubeconfig_many(dir .. "/config", {
+      { name = "east", api = east }, { name = "west", api = west }, { name = "dead", api = east, server = DEAD },
+      { name = "east-nobody", api = east, user = { token = east.tokens.nobody } },
+      { name = "east-expired", api = east, user = { token = "fluence-envtest-expired" } } })
     _, pod = cli.workdir()
   end)
   teardown(cli.cleanup)
@@ -72,7 +59,7 @@ envtest.describe("the cause of a cluster that cannot be read", function(east)
 
   it("a rejected token (401), a missing right (403), no ConfigMap (404)", function()
     cluster_error(run("select", "-f", pod, "--context", "east-expired"), "east-expired", east.url,
-                  "Unauthorized %(HTTP 401 Unauthorized%); the server rejected the credentials of user \"expired\"" ..
+                  "Unauthorized %(HTTP 401 Unauthorized%); the server rejected the credentials of user \"east%-expired\"" ..
                   ".*" .. NEEDED)
     cluster_error(run("select", "-f", pod, "--context", "east-nobody"), "east-nobody", east.url,
                   'cannot read the ConfigMap kube%-system/fluence%-resources: configmaps "fluence%-resources" is ' ..

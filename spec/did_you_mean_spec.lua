@@ -92,13 +92,7 @@ envtest.describe("an unknown --context beside real clusters", function(east)
   local west = assert(envtest.get("west"))
   it("asks nothing of any of them", function()
     local dir = cli.tmpdir()
-    local kc = cli.write(dir .. "/config", json.encode{ apiVersion = "v1", kind = "Config", ["current-context"] = "east",
-      clusters = json.array{ { name = "east", cluster = { server = east.url, ["certificate-authority"] = east.pki .. "/ca.crt" } },
-                             { name = "west", cluster = { server = west.url, ["certificate-authority"] = west.pki .. "/ca.crt" } } },
-      users = json.array{ { name = "east", user = { token = east.tokens.admin } },
-                          { name = "west", user = { token = west.tokens.admin } } },
-      contexts = json.array{ { name = "east", context = { cluster = "east", user = "east" } },
-                             { name = "west", context = { cluster = "west", user = "west" } } } })
+    local kc = envtest.kubeconfig_many(dir .. "/config", { { name = "east", api = east }, { name = "west", api = west } })
     local _, pod = cli.workdir()
     east:audit(); west:audit()
     local r = cli.run{ "select", "-f", pod, "--kubeconfig", kc, "--context", "east", "--context", "wets" }

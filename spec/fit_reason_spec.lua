@@ -34,15 +34,8 @@ envtest.describe("why a group does not fit", function(east)
     pod(east, "small-2", "why-b", "2")
     pod(west, "half", "why-w", "6")
     pod(west, "quarter", "why-w", "2")
-    local function cluster(name, api)
-      return { name = name, cluster = { server = api.url, ["certificate-authority"] = api.pki .. "/ca.crt" } }
-    end
-    kubeconfig = cli.write(dir .. "/config", json.encode{ apiVersion = "v1", kind = "Config", ["current-context"] = "east",
-      clusters = json.array{ cluster("east", east), cluster("west", west) },
-      users = json.array{ { name = "east", user = { token = east.tokens.admin } },
-                          { name = "west", user = { token = west.tokens.admin } } },
-      contexts = json.array{ { name = "east", context = { cluster = "east", user = "east", namespace = ns } },
-                             { name = "west", context = { cluster = "west", user = "west", namespace = ns } } } })
+    kubeconfig = envtest.kubeconfig_many(dir .. "/config", { { name = "east", api = east, namespace = ns },
+                                                             { name = "west", api = west, namespace = ns } })
     attrs = cli.write(dir .. "/attrs.yaml", "version: 1\nbackends:\n  - name: gpu-l4\n    attributes: {cost_usd: 1}\n")
   end)
   teardown(function()

@@ -36,20 +36,11 @@ envtest.describe("fits without the data it needs", function(api)
       roleRef = { apiGroup = "rbac.authorization.k8s.io", kind = "ClusterRole", name = role },
       subjects = json.array{ { apiGroup = "rbac.authorization.k8s.io", kind = "User", name = "fits-nodes-only" } } })
     local cert, key = api:client_cert("fits-nodes-only")
-    local function cluster(name, a, server)
-      return { name = name, cluster = { server = server or a.url, ["certificate-authority"] = a.pki .. "/ca.crt" } }
-    end
-    kubeconfig = cli.write(dir .. "/config", json.encode{ apiVersion = "v1", kind = "Config", ["current-context"] = "admin",
-      clusters = json.array{ cluster("east", api), cluster("west", west), cluster("dead", api, "https://127.0.0.1:1") },
-      users = json.array{ { name = "admin", user = { token = api.tokens.admin } },
-                          { name = "west", user = { token = west.tokens.admin } },
-                          { name = "nobody", user = { token = api.tokens.nobody } },
-                          { name = "nodes-only", user = { ["client-certificate"] = cert, ["client-key"] = key } } },
-      contexts = json.array{ { name = "admin", context = { cluster = "east", user = "admin" } },
-                             { name = "west", context = { cluster = "west", user = "west" } },
-                             { name = "nobody", context = { cluster = "east", user = "nobody" } },
-                             { name = "nodes-only", context = { cluster = "east", user = "nodes-only" } },
-                             { name = "dead", context = { cluster = "dead", user = "admin" } } } })
+    kubeconfig = envtest.kubeconfig_many(dir .. "/config", {
+      { name = "admin", api = api }, { name = "west", api = west },
+      { name = "nobody", api = api, user = { token = api.tokens.nobody } },
+      { name = "nodes-only", api = api, user = { ["client-certificate"] = cert, ["client-key"] = key } },
+      { name = "dead", api = api, server = "https://127.0.0.1:1" } })
   end)
   teardown(function()
     for _, n in ipairs(nodes) do pcall(n[1].request, n[1], "DELETE", "/api/v1/nodes/" .. n[2]) end

@@ -54,7 +54,7 @@ envtest.describe("fluence rbac on real clusters", function(east)
   setup(function()
     dir = cli.tmpdir()
     ns = east:namespace("rbac")
-    local users, clusters, contexts = {}, {}, {}
+    local contexts = {}
     for name, api in pairs(apis) do
       pcall(api.request, api, "POST", "/api/v1/namespaces", { apiVersion = "v1", kind = "Namespace", metadata = { name = ns } })
       api:request("POST", ("/api/v1/namespaces/%s/configmaps"):format(ns), {
@@ -74,12 +74,10 @@ envtest.describe("fluence rbac on real clusters", function(east)
             { name = "c", image = "busybox", resources = { requests = { cpu = "7" } } } } } })
       end
       local cert, key = api:client_cert(USER)
-      clusters[#clusters + 1] = { name = name, cluster = { server = api.url, ["certificate-authority"] = api.pki .. "/ca.crt" } }
-      users[#users + 1] = { name = name, user = { ["client-certificate"] = cert, ["client-key"] = key } }
-      contexts[#contexts + 1] = { name = name, context = { cluster = name, user = name, namespace = ns } }
+      contexts[#contexts + 1] = { name = name, api = api, namespace = ns,
+                                  user = { ["client-certificate"] = cert, ["client-key"] = key } }
     end
-    kubeconfig = cli.write(dir .. "/config", json.encode{ apiVersion = "v1", kind = "Config", ["current-context"] = "east",
-      clusters = json.array(clusters), users = json.array(users), contexts = json.array(contexts) })
+    kubeconfig = envtest.kubeconfig_many(dir .. "/config", contexts, "east")
   end)
   teardown(function()
     for _, api in pairs(apis) do

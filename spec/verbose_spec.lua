@@ -3,7 +3,6 @@
 -- layer), with what came back and its latency; `match -v` and a fits stage
 -- say which matcher ran (built-in, or Fluxion's library and its path).
 local cli = require "support.cli"
-local json = require "fluence.json"
 local envtest = require "support.envtest"
 
 local ATTRS = cli.root .. "/examples/quickstart/attributes.yaml"
@@ -20,15 +19,7 @@ envtest.describe("-v on real clusters", function(east)
 
   setup(function()
     dir = cli.tmpdir()
-    local function cluster(name, api)
-      return { name = name, cluster = { server = api.url, ["certificate-authority"] = api.pki .. "/ca.crt" } }
-    end
-    kubeconfig = cli.write(dir .. "/config", json.encode{ apiVersion = "v1", kind = "Config", ["current-context"] = "east",
-      clusters = json.array{ cluster("east", east), cluster("west", west) },
-      users = json.array{ { name = "east", user = { token = east.tokens.admin } },
-                          { name = "west", user = { token = west.tokens.admin } } },
-      contexts = json.array{ { name = "east", context = { cluster = "east", user = "east" } },
-                             { name = "west", context = { cluster = "west", user = "west" } } } })
+    kubeconfig = envtest.kubeconfig_many(dir .. "/config", { { name = "east", api = east }, { name = "west", api = west } })
   end)
   teardown(cli.cleanup)
 

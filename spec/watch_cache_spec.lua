@@ -6,7 +6,6 @@
 -- refused as it arrives and the list read again in pages from etcd.
 -- (bench/apiserver_scale.lua measures both ways at 5,000 nodes and 50,000
 -- pods: docs/kubernetes.md.)
-local json = require "fluence.json"
 local cli = require "support.cli"
 local envtest = require "support.envtest"
 local cluster = require "fluence.cluster"
@@ -22,15 +21,7 @@ envtest.describe("reading the lists from the watch cache", function(east)
       made[#made + 1] = { east, east:node("wc-east-" .. i, { capacity = { cpu = "8", memory = "16Gi", pods = "110" } }) }
     end
     made[#made + 1] = { west, west:node("wc-west-1", { capacity = { cpu = "8", memory = "16Gi", pods = "110" } }) }
-    local function cluster_of(name, api)
-      return { name = name, cluster = { server = api.url, ["certificate-authority"] = api.pki .. "/ca.crt" } }
-    end
-    kubeconfig = cli.write(dir .. "/config", json.encode{ apiVersion = "v1", kind = "Config", ["current-context"] = "east",
-      clusters = json.array{ cluster_of("east", east), cluster_of("west", west) },
-      users = json.array{ { name = "east", user = { token = east.tokens.admin } },
-                          { name = "west", user = { token = west.tokens.admin } } },
-      contexts = json.array{ { name = "east", context = { cluster = "east", user = "east" } },
-                             { name = "west", context = { cluster = "west", user = "west" } } } })
+    kubeconfig = envtest.kubeconfig_many(dir .. "/config", { { name = "east", api = east }, { name = "west", api = west } })
   end)
   teardown(function()
     for _, m in ipairs(made) do pcall(m[1].request, m[1], "DELETE", "/api/v1/nodes/" .. m[2]) end

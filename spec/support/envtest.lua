@@ -31,6 +31,8 @@
 --   api:kubectl{...}                 -- runs the real kubectl against it
 --   api:install_crd(file)            -- a CRD, served once this returns
 --   api:node(name, status [, spec])  -- a Node, its status set as a kubelet would
+--   envtest.kubeconfig_many(path, {{name =, api =, user =, namespace =, server =}, ...} [, current])
+--                                    -- one kubeconfig, a context per entry (several clusters)
 --
 -- Where the assets are: $KUBEBUILDER_ASSETS, else build/envtest (which
 -- `make test` prepares from ../shared/envtest when it is there).  Tokens are
@@ -331,6 +333,26 @@ function API:kubectl(args)
   full.bin, full.valgrind, full.stdin = "kubectl", false, args.stdin
   full.env = args.env or { HOME = self.dir }
   return cli.run(full)
+end
+
+-- A kubeconfig at path with one context per entry of contexts, each with
+-- its own cluster and user entries of the same name:
+--   { name =, api =, user = {...} (default: api's admin token),
+--     namespace =, server = (default: api.url) }
+-- current: the current-context (default: the first).  For the specs of
+-- several clusters (two servers, a dead one, a user with no rights).
+function M.kubeconfig_many(path, contexts, current)
+  local clusters, users, ctxs = {}, {}, {}
+  for i, c in ipairs(contexts) do
+    clusters[i] = { name = c.name, cluster = { server = c.server or c.api.url,
+                                               ["certificate-authority"] = c.api.pki .. "/ca.crt" } }
+    users[i] = { name = c.name, user = c.user or { token = c.api.tokens.admin } }
+    ctxs[i] = { name = c.name, context = { cluster = c.name, user = c.name, namespace = c.namespace } }
+  end
+  return cli.write(path, json.encode{ apiVersion = "v1", kind = "Config",
+                                      ["current-context"] = current or contexts[1].name,
+                                      clusters = json.array(clusters), users = json.array(users),
+                                      contexts = json.array(ctxs) })
 end
 
 -- One server per name per busted run ("main" unless named: a second cluster
