@@ -116,6 +116,8 @@ function cmd.run(args)
       force = opts["force-conflicts"] and true or false,
       dry_run = mode, create = args.verb == "create",
       namespace = client.namespace, namespace_explicit = opts.namespace ~= nil,
+      kubeconfig = opts.kubeconfig,
+      again = not opts["force-conflicts"] and require("fluence.hint").again(args, { "--force-conflicts" }) or nil,
     }
   end
   -- A changed selection the server cannot apply in place (a Job's pod
