@@ -77,21 +77,13 @@ function cmd.run(args)
   end
 
   local apply = require "fluence.apply"
-  -- each object goes to the cluster chosen for it (with several --context);
-  -- objects this run did not place go to the first context named
+  -- each object goes to the cluster chosen for it (with several --context),
+  -- what it uses with it, the rest to the default context (placement.lua)
   local cluster = require "fluence.cluster"
   local cl = cluster.open(opts)
-  local by_name, groups = {}, {}
-  for _, c in ipairs(cl.list) do by_name[cluster.name(c)] = c end
-  local first = cl.list[1]
-  for i, o in ipairs(res.objects) do
-    local c = o.context and by_name[o.context] or first
-    local g = groups[c]
-    if not g then g = { c = c, objects = {}, index = {} }; groups[c] = g; groups[#groups + 1] = g end
-    g.objects[#g.objects + 1] = o
-    g.index[#g.index + 1] = i
-  end
+  local groups, notes = require("fluence.placement").groups(cl, res.objects, opts)
   if res.stderr then sys.write(2, res.stderr) end
+  if #notes > 0 then sys.write(2, table.concat(notes)) end
   if opts.confirm then
     local n = #res.objects
     local where = {}
