@@ -81,6 +81,7 @@ static const struct option options[] = {
     {"help", 'h', FLAG, 0, V_ALL, NULL, "show this help"},
     {"instance-type", 't', VALUE, 1, V_PRICES, "TYPE", "an instance type, VM size or GPU name of --cloud; repeatable"},
     {"kubeconfig", 0, VALUE, 0, V_SELECTING | V_GRAPH, "FILE", "kubeconfig file (else KUBECONFIG, else ~/.kube/config)"},
+    {"move", 0, FLAG, 0, V_APPLYING, NULL, "with several --context: delete the copy an earlier apply placed in another context, once the new one is accepted"},
     {"namespace", 'n', VALUE, 0, V_SELECTING, "NS", "namespace for objects that do not name one"},
     {"now", 0, FLAG, 0, V_GRAPH, NULL, "what is free now: less what the pods bound to each node request"},
     {"offline", 0, FLAG, 0, V_SELECTING, NULL, "do not contact the cluster (no offerings); prices from the cache only"},

@@ -8,6 +8,9 @@
 --   --confirm                     show the selections, ask y/n on the terminal
 --   --field-manager NAME          default kubectl-fluence
 --   --force-conflicts             force=true
+--   --move                        with several --context: delete the copy an
+--                                 earlier apply placed in another context,
+--                                 once the new one is accepted (move.lua)
 --
 -- Exit 4 when any object failed; every object is reported either way
 -- (successes on stdout, failures on stderr).  Before applying, objects this
@@ -72,6 +75,15 @@ function cmd.run(args)
       out = res.output
     end
     if res.stderr then sys.write(2, res.stderr) end
+    -- with several contexts, the plan: where each object would go, which
+    -- would move, what --move would delete (this reads the clusters)
+    if type(opts.context) == "table" and #opts.context > 1 and not opts.offline then
+      local cl = require("fluence.cluster").open(opts)
+      local groups, notes = require("fluence.placement").groups(cl, res.objects, opts)
+      local moves, warnings = require("fluence.move").find(cl, groups, opts)
+      sys.write(2, table.concat(notes) .. table.concat(warnings) ..
+                   (opts.move and require("fluence.move").plan_lines(moves) or ""))
+    end
     sys.write(1, out)
     return sys.EXIT.OK
   end
@@ -82,8 +94,11 @@ function cmd.run(args)
   local cluster = require "fluence.cluster"
   local cl = cluster.open(opts)
   local groups, notes = require("fluence.placement").groups(cl, res.objects, opts)
+  -- copies an earlier apply left in another of the contexts (move.lua)
+  local move = require "fluence.move"
+  local moves, warnings = move.find(cl, groups, opts)
   if res.stderr then sys.write(2, res.stderr) end
-  if #notes > 0 then sys.write(2, table.concat(notes)) end
+  if #notes + #warnings > 0 then sys.write(2, table.concat(notes) .. table.concat(warnings)) end
   if opts.confirm then
     local n = #res.objects
     local where = {}
@@ -137,6 +152,7 @@ function cmd.run(args)
     for k, r in ipairs(rs) do
       if cl.many then r.name = r.name .. (" (context %s)"):format(cluster.name(g.c)) end
       r.order = { g.index[r.at], k }
+      r.context = cluster.name(g.c)
       results[#results + 1] = r
     end
   end
@@ -153,11 +169,27 @@ function cmd.run(args)
       err[#err + 1] = ("fluence: %s: %s\n"):format(r.name, r.message or "failed")
     end
   end
+  if opts.move and #moves > 0 then
+    -- the old copies, each only once its new one was accepted
+    local function accepted(i, context)
+      for _, r in ipairs(results) do
+        if r.order[1] == i and r.context == context then return r.ok end
+      end
+      return false
+    end
+    local dout, derr, dfailed = move.delete(moves, accepted, { dry_run = mode })
+    if fmt == nil or fmt == "name" then
+      for _, l in ipairs(dout) do out[#out + 1] = l end
+    end
+    for _, l in ipairs(derr) do err[#err + 1] = l end
+    failed = failed + dfailed
+  end
   if fmt == "yaml" or fmt == "json" then out = { render_objects(fmt, results) } end
   if #out > 0 then sys.write(1, table.concat(out)) end
   if #err > 0 then sys.write(2, table.concat(err)) end
   if failed > 0 then
-    sys.write(2, ("fluence: %d of %d object%s failed\n"):format(failed, #results, #results == 1 and "" or "s"))
+    local total = #results + (opts.move and #moves or 0)
+    sys.write(2, ("fluence: %d of %d object%s failed\n"):format(failed, total, total == 1 and "" or "s"))
     return sys.EXIT.CLUSTER
   end
   return sys.EXIT.OK
