@@ -18,6 +18,8 @@
 --     keeps the live audit's time (objects[i].json is updated), another pin
 --     is checked with a server dry run (a Job's pod template is immutable).
 --     Each conflict: {name =, namespace =, from =, to =, reason =}.
+--   apply.live_all(client, objects, opts) -> { {live =, error =}, ... }
+--     what the cluster holds for each object (nil: absent), for diff
 --   apply.display_name(apiVersion, kind, name) -> "job.batch/x"
 --   apply.to_yaml(value) -> text      (block YAML, keys sorted, like kubectl -o yaml)
 --
@@ -255,6 +257,35 @@ function M.field_conflict_message(err, opts)
     msg = msg .. ("; to take them over, run again with --force-conflicts: %s"):format(opts.again)
   end
   return msg
+end
+
+-- What the cluster holds for each object apply_all would send (the same
+-- expansion, the same order), all read at once: { {live = object | nil
+-- (absent), error = CLUSTER error | nil, namespace =, path =}, ... }.
+function M.live_all(client, objects, opts)
+  opts = opts or {}
+  local out, gets, at = {}, {}, {}
+  for i, o in ipairs(expand(objects)) do
+    local ok, ns, meta = errors.try(place, client, o, opts)
+    local okp, path, r
+    if ok and meta.name then okp, path, r = errors.try(client.path, client, o.apiVersion, o.kind, ns, meta.name) end
+    out[i] = { namespace = okp and r.namespaced and ns or nil, path = okp and path or nil }
+    if okp then
+      gets[#gets + 1] = { client, "GET", path }
+      at[#gets] = i
+    elseif not ok or okp == false then
+      out[i].error = not ok and ns or path
+    end
+  end
+  for k, r in ipairs(kubeclient.request_many(gets)) do
+    local e = out[at[k]]
+    if r.error then
+      if r.error.status ~= 404 then e.error = r.error end
+    else
+      e.live = r.body
+    end
+  end
+  return out
 end
 
 function M.apply_all(client, objects, opts)
