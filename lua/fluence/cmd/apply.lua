@@ -107,8 +107,11 @@ function cmd.run(args)
       where[#where + 1] = errors.format("%s (context %q, namespace %q)", client.server or "?", client.context or "",
                                                                   client.namespace or "")
     end
-    local answer = sys.read_tty_line(("%s %d object%s to %s? [y/N] ")
-      :format(args.verb == "create" and "Create" or "Apply", n, n == 1 and "" or "s", table.concat(where, " and ")))
+    local deletes = opts.move and #moves > 0
+      and (", then delete %d old cop%s"):format(#moves, #moves == 1 and "y" or "ies") or ""
+    local answer = sys.read_tty_line(("%s %d object%s to %s%s? [y/N] ")
+      :format(args.verb == "create" and "Create" or "Apply", n, n == 1 and "" or "s", table.concat(where, " and "),
+              deletes))
     if answer == nil then
       errors.raise("USAGE", "%s: --confirm needs a terminal to ask on", args.verb)
     end
@@ -150,7 +153,7 @@ function cmd.run(args)
     local rs = apply.apply_all(g.c.client, g.objects, how_for(g.c.client))
     -- results follow the input order (a v1 List item counts as its object)
     for k, r in ipairs(rs) do
-      if cl.many then r.name = r.name .. (" (context %s)"):format(cluster.name(g.c)) end
+      if cl.many then r.name = r.name .. (" (context %s)"):format(sys.escape(cluster.name(g.c))) end
       r.order = { g.index[r.at], k }
       r.context = cluster.name(g.c)
       results[#results + 1] = r
