@@ -57,20 +57,9 @@ envtest.describe("hints against real API servers", function(east)
   setup(function()
     dir = cli.tmpdir()
     ns = "hints"
-    for _, api in ipairs{ east, west } do
-      pcall(api.request, api, "POST", "/api/v1/namespaces", { apiVersion = "v1", kind = "Namespace",
-                                                               metadata = { name = ns } })
-    end
     -- current context: east; the contexts named with spaces and quotes, so
     -- a hint that does not quote them cannot work
-    kubeconfig = cli.write(dir .. "/kube config", json.encode{
-      apiVersion = "v1", kind = "Config", ["current-context"] = "east",
-      clusters = json.array{ { name = "east", cluster = { server = east.url, ["certificate-authority"] = east.pki .. "/ca.crt" } },
-                             { name = "west", cluster = { server = west.url, ["certificate-authority"] = west.pki .. "/ca.crt" } } },
-      users = json.array{ { name = "east", user = { token = east.tokens.admin } },
-                          { name = "west", user = { token = west.tokens.admin } } },
-      contexts = json.array{ { name = "east", context = { cluster = "east", user = "east", namespace = ns } },
-                             { name = "the west's", context = { cluster = "west", user = "west", namespace = ns } } } })
+    kubeconfig = envtest.contexts(dir .. "/kube config", ns, { { "east", east }, { "the west's", west } })
     attrs = cli.write(dir .. "/attrs.yaml", "version: 1\nbackends:\n  - name: gpu-a\n    attributes: {tier: 1}\n" ..
                                         "  - name: gpu-b\n    attributes: {tier: 2}\n")
     -- `fluence` on PATH for the hints that run fluence again

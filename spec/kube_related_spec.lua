@@ -18,18 +18,7 @@ envtest.describe("related objects follow their workload", function(east)
   setup(function()
     dir = cli.tmpdir()
     ns = "related"
-    for _, api in ipairs{ east, west } do
-      pcall(api.request, api, "POST", "/api/v1/namespaces", { apiVersion = "v1", kind = "Namespace",
-                                                               metadata = { name = ns } })
-    end
-    kubeconfig = cli.write(dir .. "/config", json.encode{
-      apiVersion = "v1", kind = "Config", ["current-context"] = "east",
-      clusters = json.array{ { name = "east", cluster = { server = east.url, ["certificate-authority"] = east.pki .. "/ca.crt" } },
-                             { name = "west", cluster = { server = west.url, ["certificate-authority"] = west.pki .. "/ca.crt" } } },
-      users = json.array{ { name = "east", user = { token = east.tokens.admin } },
-                          { name = "west", user = { token = west.tokens.admin } } },
-      contexts = json.array{ { name = "east", context = { cluster = "east", user = "east", namespace = ns } },
-                             { name = "west", context = { cluster = "west", user = "west", namespace = ns } } } })
+    kubeconfig = envtest.contexts(dir .. "/config", ns, { { "east", east }, { "west", west } })
     attrs = cli.write(dir .. "/attrs.yaml", "version: 1\nbackends:\n  - name: gpu-a\n    attributes: {cost_usd: 1}\n")
   end)
   teardown(cli.cleanup)
