@@ -47,6 +47,9 @@ describe("shell.quote", function()
     assert.are.equal("kubectl fluence apply -f 'my job.yaml' --force-conflicts",
                      hint.again({ prog = "kubectl fluence", argv = { "apply", "-f", "my job.yaml" } },
                                 { "--force-conflicts" }))
+    assert.are.equal("fluence apply -f - --force-conflicts (with the same manifest on its stdin)",
+                     hint.again({ prog = "fluence", argv = { "apply", "-f", "-" }, opts = { filename = { "-" } } },
+                                { "--force-conflicts" }))
   end)
 end)
 

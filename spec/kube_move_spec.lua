@@ -120,6 +120,23 @@ spec:
     assert.is_table(east:get(path("kept", "east-only")))
   end)
 
+  it("says once per cluster when the other context cannot be searched, and applies", function()
+    -- the west as a user without any right: every GET there is 403
+    local doc = json.decode(cli.slurp(kubeconfig))
+    doc.users[2].user.token = west.tokens.nobody
+    local config = cli.write(dir .. "/config-nobody", json.encode(doc))
+    local file = cli.write(dir .. "/two.yaml", cli.slurp(job("one", "east")) .. "---\n" .. cli.slurp(job("two", "east")))
+    local r = cli.run{ "apply", "-f", file, "--attributes", attrs, "--kubeconfig", config,
+                       "--context", "east", "--context", "west" }
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal("job.batch/one (context east) serverside-applied\njob.batch/two (context east) serverside-applied\n",
+                     r.out)
+    local _, n = r.err:gsub('fluence: note: could not look for earlier copies in context "west" %(job%.batch/one ' ..
+                            'first%): cluster: jobs%.batch "one" is forbidden: User "nobody" cannot get', "")
+    assert.are.equal(1, n, r.err)
+    assert.is_nil(r.err:find("job.batch/two first", 1, true), r.err)
+  end)
+
   it("leaves alone a copy of the same name that fluence did not place", function()
     east:request("POST", ("/apis/batch/v1/namespaces/%s/jobs"):format(ns), json.decode(json.encode{
       apiVersion = "batch/v1", kind = "Job", metadata = { name = "theirs" },

@@ -11,7 +11,8 @@
 --     extra: more words, after the object (e.g. { "--wait=false" })
 --   hint.again(args, extra) -> text
 --     this run's own command line with the words of extra added
---     (args.prog, args.argv), e.g. to suggest --force-conflicts
+--     (args.prog, args.argv), e.g. to suggest --force-conflicts; a run
+--     that read its manifest from stdin (-f -) is told to feed it again
 local shell = require "fluence.shell"
 
 local M = {}
@@ -41,7 +42,13 @@ function M.again(args, extra)
   for w in tostring(args.prog or "fluence"):gmatch("%S+") do words[#words + 1] = w end
   for _, w in ipairs(args.argv or {}) do words[#words + 1] = w end
   for _, w in ipairs(extra or {}) do words[#words + 1] = w end
-  return shell.command(words)
+  local text = shell.command(words)
+  -- a manifest read from stdin is not in the command line: say so
+  local files = args.opts and args.opts.filename
+  for _, f in ipairs(type(files) == "table" and files or { files }) do
+    if f == "-" then return text .. " (with the same manifest on its stdin)" end
+  end
+  return text
 end
 
 return M

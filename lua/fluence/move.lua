@@ -53,14 +53,17 @@ function M.find(cl, groups, opts)
       end
     end
   end
+  local unread = {}
   for n, r in ipairs(kubeclient.request_many(gets)) do
     local c = checks[n]
     local from = cluster.name(c.from)
     local name = apply.display_name(c.o.apiVersion, c.o.kind, c.o.name)
     if r.error then
-      if r.error.status ~= 404 then
-        notes[#notes + 1] = errors.format("fluence: note: %s: could not look for an earlier copy in context %q: %s\n",
-                                          name, from, r.error.message)
+      -- a cluster that cannot be read is said once, not once per object
+      if r.error.status ~= 404 and not unread[from] then
+        unread[from] = true
+        notes[#notes + 1] = errors.format("fluence: note: could not look for earlier copies in context %q (%s " ..
+                                          "first): %s\n", from, name, r.error.message)
       end
     else
       local meta = type(r.body) == "table" and type(r.body.metadata) == "table" and r.body.metadata or {}
