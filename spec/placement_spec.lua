@@ -70,6 +70,28 @@ describe("placement.plan", function()
     assert.are.same({ "east" }, w[6].contexts)
   end)
 
+  it("sends what an unplaced workload uses to the default context too", function()
+    local function user(name, ctx)
+      return obj(pod(name, { containers = json.array{ { name = "c",
+        envFrom = json.array{ { configMapRef = { name = "cfg" } } } } } }), ctx)
+    end
+    local deploy = user("web")
+    deploy.kind, deploy.apiVersion = "Deployment", "apps/v1"
+    local w = placement.plan({ user("job", "west"), deploy, obj(cm("cfg")) }, { default = "east" })
+    assert.are.same({ "east" }, w[2].contexts)
+    assert.is_true(w[2].default)
+    assert.are.same({ "west", "east" }, w[3].contexts)
+    assert.are.equal("pod/job (envFrom)", w[3].why)
+  end)
+
+  it("follows by name only the core kinds", function()
+    local user = obj(pod("p", { containers = json.array{ { name = "c",
+      envFrom = json.array{ { configMapRef = { name = "cfg" } } } } } }), "west")
+    local other = obj({ apiVersion = "example.com/v1", kind = "ConfigMap", metadata = { name = "cfg" } })
+    local w = placement.plan({ user, other }, { default = "east" })
+    assert.are.same({ "east" }, w[2].contexts)
+  end)
+
   it("never moves an object placed by its own selection", function()
     local a = obj(pod("a", { containers = json.array{ { name = "c",
       env = json.array{ { name = "X", valueFrom = { configMapKeyRef = { name = "b", key = "k" } } } } } } }), "west")

@@ -12,7 +12,9 @@
 --   * any object with the same fluence.flux-framework.org/group label.
 -- (In the same namespace.)  Everything else goes to the default context:
 -- the kubeconfig's current one when it is among those given, else the
--- first named.
+-- first named -- and what an unplaced workload there uses goes with it (a
+-- ConfigMap used by a placed Job and by a Deployment without a policy goes
+-- to both clusters).
 --
 --   placement.plan(objects, o) -> { [i] = { contexts = { name, ... },
 --                                           why = text | nil }, ... }
@@ -113,7 +115,7 @@ local function ref_text(o)
 end
 
 function M.plan(objects, o)
-  local items, by_key = {}, {}
+  local items, by_key, services, by_group = {}, {}, {}, {}
   for i, obj in ipairs(objects) do
     local doc = obj.json and json.decode(obj.json)
     local it = { i = i, obj = obj, doc = tbl(doc) or {}, contexts = {}, seen = {} }
@@ -123,10 +125,20 @@ function M.plan(objects, o)
     local own = tbl(meta.labels) or {}
     it.groups = {}
     for _, ls in ipairs{ own, table.unpack(it.labels) } do
-      if type(ls[GROUP]) == "string" then it.groups[ls[GROUP]] = true end
+      local g = ls[GROUP]
+      if type(g) == "string" and not it.groups[g] then
+        it.groups[g] = true
+        local k = it.ns .. "\0" .. g
+        by_group[k] = by_group[k] or {}
+        table.insert(by_group[k], it)
+      end
     end
     items[i] = it
-    if obj.name then by_key[key(tostring(obj.kind), it.ns, obj.name)] = it end
+    -- the kinds that follow by name are core/v1's
+    if obj.name and obj.apiVersion == "v1" then
+      by_key[key(tostring(obj.kind), it.ns, obj.name)] = it
+      if obj.kind == "Service" and tbl(it.doc.spec) then services[#services + 1] = it end
+    end
   end
   local function place(it, ctx, why)
     if it.seen[ctx] then return false end
@@ -135,42 +147,50 @@ function M.plan(objects, o)
     it.why = it.why or why
     return true
   end
-  -- from every placed workload, through what it uses (breadth first)
-  for _, root in ipairs(items) do
-    local ctx = root.obj.context
-    if ctx then
-      place(root, ctx)
-      local queue, head = { root }, 1
-      while queue[head] do
-        local u = queue[head]
-        head = head + 1
-        local function follow(it, how)
-          if it ~= root and not it.obj.context and place(it, ctx, ("%s (%s)"):format(ref_text(root.obj), how)) then
-            queue[#queue + 1] = it
-          end
-        end
-        for _, r in ipairs(u.refs) do
-          local it = by_key[key(r[1], u.ns, r[2])]
-          if it then follow(it, r[3]) end
-        end
-        if u == root then
-          for _, it in ipairs(items) do
-            if it.ns == root.ns and it.obj.kind == "Service" and tbl(it.doc.spec) then
-              for _, ls in ipairs(root.labels) do
-                if selects(it.doc.spec.selector, ls) then follow(it, "a Service selecting its pods") break end
-              end
-            end
-            for g in pairs(root.groups) do
-              if it.ns == root.ns and it.groups[g] then follow(it, "the same " .. GROUP) end
-            end
+  -- From root, placed in ctx, through what it uses (breadth first); a
+  -- placed object is never moved by another's use of it.  related: also
+  -- the Services selecting its pods and the objects of its group.
+  local function spread(root, ctx, related)
+    place(root, ctx)
+    local queue, head = { root }, 1
+    local function follow(it, how)
+      if it ~= root and not it.obj.context and place(it, ctx, ("%s (%s)"):format(ref_text(root.obj), how)) then
+        queue[#queue + 1] = it
+      end
+    end
+    if related then
+      for _, svc in ipairs(services) do
+        if svc.ns == root.ns then
+          for _, ls in ipairs(root.labels) do
+            if selects(svc.doc.spec.selector, ls) then follow(svc, "a Service selecting its pods") break end
           end
         end
       end
+      for g in pairs(root.groups) do
+        for _, it in ipairs(by_group[root.ns .. "\0" .. g]) do follow(it, "the same " .. GROUP) end
+      end
     end
+    while queue[head] do
+      local u = queue[head]
+      head = head + 1
+      for _, r in ipairs(u.refs) do
+        local it = by_key[key(r[1], u.ns, r[2])]
+        if it then follow(it, r[3]) end
+      end
+    end
+  end
+  for _, it in ipairs(items) do
+    if it.obj.context then spread(it, it.obj.context, true) end
+  end
+  -- a workload fluence did not place (a Deployment without a policy) goes
+  -- to the default context: what it uses goes there too
+  for _, it in ipairs(items) do
+    if #it.contexts == 0 and (#it.labels > 0 or #it.refs > 0) then spread(it, o.default, false) end
   end
   local out = {}
   for i, it in ipairs(items) do
-    if #it.contexts == 0 then out[i] = { contexts = { o.default }, default = true }
+    if #it.contexts == 0 or not (it.obj.context or it.why) then
+      out[i] = { contexts = { o.default }, default = true }
     else out[i] = { contexts = it.contexts, why = it.why } end
   end
   return out
