@@ -110,6 +110,13 @@ data: {x: "%s"}
     assert.truthy(r.err:find("(kubectl delete job.batch/train -n diffing --context west --kubeconfig ", 1, true), r.err)
   end)
 
+  it("refuses --offline: it compares with the cluster", function()
+    local r = run("diff", manifest("require:context=west,require:tier=1"), { "--offline" })
+    assert.are.equal(2, r.code, r.err)
+    assert.are.equal("", r.out)
+    assert.matches("diff: %-%-offline does not go with diff", r.err)
+  end)
+
   it("exits 3, not 1, when a selection fails", function()
     local r = run("diff", manifest("require:tier=7"))
     assert.are.equal(3, r.code, r.err)

@@ -33,6 +33,9 @@ end
 function cmd.run(args)
   local opts = args.opts
   if #args.positional > 0 then errors.raise("USAGE", "diff: unexpected argument %q", args.positional[1]) end
+  if opts.offline then
+    errors.raise("USAGE", "diff: --offline does not go with diff, which compares with what the cluster holds")
+  end
   local apply = require "fluence.apply"
   local selection = require "fluence.selection"
   local ok, res = errors.try(selection.run, args, { objects_json = true, check_object = apply.check_object })
