@@ -78,11 +78,15 @@ function cmd.run(args)
     -- with several contexts, the plan: where each object would go, which
     -- would move, what --move would delete (this reads the clusters)
     if type(opts.context) == "table" and #opts.context > 1 and not opts.offline then
-      local cl = require("fluence.cluster").open(opts)
-      local groups, notes = require("fluence.placement").groups(cl, res.objects, opts)
-      local moves, warnings = require("fluence.move").find(cl, groups, opts)
-      sys.write(2, table.concat(notes) .. table.concat(warnings) ..
-                   (opts.move and require("fluence.move").plan_lines(moves) or ""))
+      local okp, why = errors.try(function()
+        local cl = require("fluence.cluster").open(opts)
+        local groups, notes = require("fluence.placement").groups(cl, res.objects, opts)
+        local moves, warnings = require("fluence.move").find(cl, groups, opts)
+        sys.write(2, table.concat(notes) .. table.concat(warnings) ..
+                     (opts.move and require("fluence.move").plan_lines(moves) or ""))
+      end)
+      -- a dry run prints its manifest whatever the clusters say
+      if not okp then sys.write(2, "fluence: note: no plan: " .. tostring(why.message) .. "\n") end
     end
     sys.write(1, out)
     return sys.EXIT.OK
