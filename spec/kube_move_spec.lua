@@ -137,6 +137,42 @@ spec:
     assert.is_nil(r.err:find("job.batch/two first", 1, true), r.err)
   end)
 
+  it("asks an unreachable context once, not once per object of a kind it must discover", function()
+    east:install_crd(cli.root .. "/spec/fixtures/crds/jobset.yaml")
+    -- the west where nothing listens: its discovery of JobSet fails
+    local doc = json.decode(cli.slurp(kubeconfig))
+    doc.clusters[2].cluster.server = "https://127.0.0.1:1"
+    local config = cli.write(dir .. "/config-dead", json.encode(doc))
+    local function jobset(name)
+      return ([[
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: %s
+  annotations:
+    fluence.flux-framework.org/select-policy: "require:context=east"
+spec:
+  replicatedJobs:
+    - name: w
+      replicas: 1
+      template:
+        spec:
+          template:
+            spec:
+              schedulerName: fluence
+              restartPolicy: Never
+              containers: [{name: c, image: busybox}]
+]]):format(name)
+    end
+    local file = cli.write(dir .. "/jobsets.yaml", jobset("js-1") .. "---\n" .. jobset("js-2"))
+    local r = cli.run{ "apply", "-f", file, "--attributes", attrs, "--kubeconfig", config,
+                       "--context", "east", "--context", "west" }
+    assert.are.equal(0, r.code, r.err)
+    local _, n = r.err:gsub('fluence: note: could not look for earlier copies in context "west" %(jobset%.jobset%.x%-k8s%.io/js%-1 first%)', "")
+    assert.are.equal(1, n, r.err)
+    assert.matches("jobset%.jobset%.x%-k8s%.io/js%-2 %(context east%) serverside%-applied", r.out)
+  end)
+
   it("leaves alone a copy of the same name that fluence did not place", function()
     east:request("POST", ("/apis/batch/v1/namespaces/%s/jobs"):format(ns), json.decode(json.encode{
       apiVersion = "batch/v1", kind = "Job", metadata = { name = "theirs" },

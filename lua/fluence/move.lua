@@ -31,6 +31,15 @@ function M.find(cl, groups, opts)
   local apply = require "fluence.apply"
   local moves, notes = {}, {}
   if not cl.many then return moves, notes end
+  -- a cluster that cannot be read is said once, not once per object, and
+  -- asked nothing more (a kind's discovery there would wait again)
+  local unread = {}
+  local function cannot_read(other, name, err)
+    if unread[other] then return end
+    unread[other] = true
+    notes[#notes + 1] = errors.format("fluence: note: could not look for earlier copies in context %q (%s " ..
+                                      "first): %s\n", cluster.name(other), name, err.message)
+  end
   local checks, gets = {}, {}
   for _, g in ipairs(groups) do
     local to = cluster.name(g.c)
@@ -39,7 +48,7 @@ function M.find(cl, groups, opts)
       local meta = type(doc) == "table" and type(doc.metadata) == "table" and doc.metadata or nil
       if meta then
         for _, other in ipairs(cl.list) do
-          if other ~= g.c then
+          if other ~= g.c and not unread[other] then
             local client = other.client
             local ns = meta.namespace or opts.namespace or client.namespace
             local ok, path, r = errors.try(client.path, client, o.apiVersion, o.kind, ns, o.name)
@@ -47,24 +56,21 @@ function M.find(cl, groups, opts)
               checks[#checks + 1] = { i = g.index[k], o = o, to = to, from = other, path = path,
                                       ns = r.namespaced and ns or nil }
               gets[#gets + 1] = { client, "GET", path }
+            elseif path.network or (path.status and path.status ~= 404) then
+              -- (a kind the server does not serve: no copy there)
+              cannot_read(other, apply.display_name(o.apiVersion, o.kind, o.name), path)
             end
           end
         end
       end
     end
   end
-  local unread = {}
   for n, r in ipairs(kubeclient.request_many(gets)) do
     local c = checks[n]
     local from = cluster.name(c.from)
     local name = apply.display_name(c.o.apiVersion, c.o.kind, c.o.name)
     if r.error then
-      -- a cluster that cannot be read is said once, not once per object
-      if r.error.status ~= 404 and not unread[from] then
-        unread[from] = true
-        notes[#notes + 1] = errors.format("fluence: note: could not look for earlier copies in context %q (%s " ..
-                                          "first): %s\n", from, name, r.error.message)
-      end
+      if r.error.status ~= 404 then cannot_read(c.from, name, r.error) end
     else
       local meta = type(r.body) == "table" and type(r.body.metadata) == "table" and r.body.metadata or {}
       local ann = type(meta.annotations) == "table" and meta.annotations or {}
