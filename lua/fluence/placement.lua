@@ -22,7 +22,6 @@
 --              context = the chosen cluster's context, for placed ones)
 --     o: { default = context name, namespace = -n }
 --   placement.default_context(cl, opts) -> name
---   placement.clusters(res, opts) -> cl    the run's clusters
 local json = require "fluence.json"
 
 local M = {}
@@ -195,14 +194,6 @@ function M.plan(objects, o)
     else out[i] = { contexts = it.contexts, why = it.why } end
   end
   return out
-end
-
--- The run's clusters: the selection's own when it shares them (each
--- opened once per run, its exec credential plugin run once), else opened
--- here.
-function M.clusters(res, opts)
-  if type(res) == "table" and type(res.clusters) == "table" and res.clusters.open then return res.clusters.open() end
-  return require("fluence.cluster").open(opts)
 end
 
 -- The kubeconfig's current context when it is among cl's (read without

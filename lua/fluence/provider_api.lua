@@ -90,8 +90,6 @@ function M.new(opts)
     else logger.v(2, "HTTP %s %s -> %d (%.0f ms)", req.method or "GET", url, resp.status, (resp.time or 0) * 1000) end
   end
   local request, request_many = waiting(http.request), waiting(http.request_many)
-  local retry = require "fluence.retry"
-  local request_timeout = retry.parse_timeout(opts.request_timeout)
   local logged_http = {
     request = function(req)
       local r, err = request(req)
@@ -104,7 +102,11 @@ function M.new(opts)
       return rs
     end,
     url_shown = http.url_shown,
-    budget = function() return retry.budget(request_timeout) end,
+    -- the retry policy (fluence.retry) loads when a provider first asks
+    budget = function()
+      local retry = require "fluence.retry"
+      return retry.budget(retry.parse_timeout(opts.request_timeout))
+    end,
   }
   local cluster = {}
   for k, v in pairs(opts.cluster or {}) do cluster[k] = type(v) == "function" and waiting(v) or v end

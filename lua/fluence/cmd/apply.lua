@@ -79,7 +79,7 @@ function cmd.run(args)
     -- would move, what --move would delete (this reads the clusters)
     if type(opts.context) == "table" and #opts.context > 1 and not opts.offline then
       local okp, why = errors.try(function()
-        local cl = require("fluence.placement").clusters(res, opts)
+        local cl = res.clusters.open()
         local groups, notes = require("fluence.placement").groups(cl, res.objects, opts)
         local moves, warnings = require("fluence.move").find(cl, groups, opts)
         sys.write(2, table.concat(notes) .. table.concat(warnings) ..
@@ -94,9 +94,11 @@ function cmd.run(args)
 
   local apply = require "fluence.apply"
   -- each object goes to the cluster chosen for it (with several --context),
-  -- what it uses with it, the rest to the default context (placement.lua)
+  -- what it uses with it, the rest to the default context (placement.lua).
+  -- The clusters are the selection's: each opened once per run (its exec
+  -- credential plugin run once), whoever reached it first.
   local cluster = require "fluence.cluster"
-  local cl = require("fluence.placement").clusters(res, opts)
+  local cl = res.clusters.open()
   local groups, notes = require("fluence.placement").groups(cl, res.objects, opts)
   -- copies an earlier apply left in another of the contexts (move.lua)
   local move = require "fluence.move"

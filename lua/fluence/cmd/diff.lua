@@ -47,7 +47,7 @@ function cmd.run(args)
 
   local cluster = require "fluence.cluster"
   local textdiff = require "fluence.textdiff"
-  local cl = require("fluence.placement").clusters(res, opts)
+  local cl = res.clusters.open()
   local groups, notes = require("fluence.placement").groups(cl, res.objects, opts)
   local moves, warnings = require("fluence.move").find(cl, groups, opts)
   local moved_here = {}
