@@ -29,6 +29,11 @@
 --                                    -- the serving certificate is valid for
 --                                    -- 127.0.0.1, localhost, api.fluence.test
 --   api:kubectl{...}                 -- runs the real kubectl against it
+--   envtest.contexts(path, ns, { {name, api}, ... })
+--                                    -- a kubeconfig at path with one context
+--                                    -- per server (its admin, namespace ns,
+--                                    -- made on each server), the first
+--                                    -- current: the multi-cluster specs'
 --   api:install_crd(file)            -- a CRD, served once this returns
 --   api:node(name, status [, spec])  -- a Node, its status set as a kubelet would
 --
@@ -331,6 +336,21 @@ function API:kubectl(args)
   full.bin, full.valgrind, full.stdin = "kubectl", false, args.stdin
   full.env = args.env or { HOME = self.dir }
   return cli.run(full)
+end
+
+function M.contexts(path, ns, list)
+  local clusters, users, contexts = {}, {}, {}
+  for i, e in ipairs(list) do
+    local name, api = e[1], e[2]
+    pcall(api.request, api, "POST", "/api/v1/namespaces", { apiVersion = "v1", kind = "Namespace",
+                                                             metadata = { name = ns } })
+    clusters[i] = { name = name, cluster = { server = api.url, ["certificate-authority"] = api.pki .. "/ca.crt" } }
+    users[i] = { name = name, user = { token = api.tokens.admin } }
+    contexts[i] = { name = name, context = { cluster = name, user = name, namespace = ns } }
+  end
+  return cli.write(path, json.encode{ apiVersion = "v1", kind = "Config", ["current-context"] = list[1][1],
+                                      clusters = json.array(clusters), users = json.array(users),
+                                      contexts = json.array(contexts) })
 end
 
 -- One server per name per busted run ("main" unless named: a second cluster
