@@ -18,6 +18,11 @@ local function sh(cmd)
 end
 
 local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local function cmdline(argv)
+  local t = {}
+  for i, v in ipairs(argv) do t[i] = q(v) end
+  return table.concat(t, " ")
+end
 
 -- timeit(runs, argv [, opts [, floor_argv]]) -> {median, min, max, rss} (ms,
 -- MiB) [, floor's] or nil, output.  With floor_argv both run interleaved.
@@ -79,6 +84,46 @@ do
     notes[#notes + 1] = ("Startup alone (`fluence version`): median %.2f ms, %.1f MiB RSS; `/bin/true` in the " ..
       "same run: %.2f ms."):format(v.median, v.rss, tt.median)
   end
+end
+
+-- 1b. a warm price cache (issue 28's providers): the aws-prices example
+-- with its shipped cache snapshot, against the same selection with the same
+-- prices written into the attribute file (the provider finds them given and
+-- asks nothing): what reading the cache adds to a select.  Same backend
+-- chosen, same costs.
+do
+  local static = B .. "/aws-static-prices.yaml"
+  local f = assert(io.open(static, "w"))
+  f:write([[
+version: 1
+backends:
+  - name: p4d-us-east-1
+    region: us-east-1
+    strings: {cloud: aws, instance_type: p4d.24xlarge}
+    attributes: {gpus: 8, memory_gb: 40, price_per_hour: 32.7726, spot_price_per_hour: 9.8309}
+  - name: p4d-us-west-2
+    region: us-west-2
+    strings: {cloud: aws, instance_type: p4d.24xlarge}
+    attributes: {gpus: 8, memory_gb: 40, price_per_hour: 32.7726, spot_price_per_hour: 8.9712}
+  - name: p5-us-east-1
+    region: us-east-1
+    strings: {cloud: aws, instance_type: p5.48xlarge}
+    attributes: {gpus: 8, memory_gb: 80, price_per_hour: 98.32, spot_price_per_hour: 29.8774}
+]])
+  f:close()
+  local job = "examples/aws-prices/job.yaml"
+  local warm = { "env", "XDG_CACHE_HOME=" .. os.getenv("PWD") .. "/examples/aws-prices/cache", FL, "select", "-f", job,
+                 "--attributes", "examples/aws-prices/attributes.yaml", "--offline" }
+  local given = { "env", "XDG_CACHE_HOME=" .. B .. "/empty-cache", FL, "select", "-f", job, "--attributes", static,
+                  "--offline" }
+  local a, b = sh(cmdline(warm) .. " 2>/dev/null"), sh(cmdline(given) .. " 2>/dev/null")
+  local same = a:match('require%-backend: (%S+)') == b:match('require%-backend: (%S+)')
+  local r, fl = timeit(50, warm, nil, given)
+  if r and fl and same then
+    row("`select` with a warm price cache (examples/aws-prices, median of 50)",
+        ("the same prices in the attribute file %s"):format(ms(fl)), ("%s, %.1f MiB RSS"):format(ms(r), r.rss),
+        x(r.median, fl.median), "<= 1.10x", r.median <= 1.10 * fl.median)
+  else notes[#notes + 1] = "price cache benchmark failed: " .. tostring(same and fl or "different choices") end
 end
 
 -- 2. 10,000 backends (bench/gen.lua) through a 5-stage pipeline: the whole
@@ -238,6 +283,20 @@ spec:
           ("%.0f ms, %.0f MiB RSS"):format(r.median, r.rss), x(r.median, floor.median), "< 1 s, < 500 MiB",
           r.median < 1000 and r.rss < 500)
     else notes[#notes + 1] = "cluster benchmark failed: " .. tostring(floor) end
+    -- `fluence graph` of the same cluster: its JGF streamed to a file, against
+    -- the node pages transferred only; peak RSS against the output's size
+    local node_urls = {}
+    for _, u in ipairs(urls) do if u:match("/nodes%?") then node_urls[#node_urls + 1] = u end end
+    local gout = B .. "/graph.json"
+    local g, gfloor = timeit(5, { FL, "graph", "--kubeconfig", kc }, { out = gout },
+                             { "sh", "-c", "curl -s " .. table.concat(node_urls, " ") })
+    if g and gfloor then
+      local bytes = size(gout)
+      row(("`fluence graph`, %d nodes: %.1f MB of JGF (median of 5)"):format(NODES, bytes / 1e6),
+          ("the node pages transferred only %.0f ms"):format(gfloor.median),
+          ("%.0f ms, peak RSS %.0f MiB = %.1fx output"):format(g.median, g.rss, g.rss * 1048576 / bytes),
+          x(g.median, gfloor.median), "RSS < 4x output", g.rss * 1048576 < 4 * bytes)
+    else notes[#notes + 1] = "graph benchmark failed: " .. tostring(gfloor) end
   end
   sh(("kill $(cat %s.pid) 2>/dev/null"):format(q(pf)))
 end
