@@ -301,6 +301,59 @@ spec:
   sh(("kill $(cat %s.pid) 2>/dev/null"):format(q(pf)))
 end
 
+-- 7. cluster offerings over HTTPS: a select whose backends come from the
+-- fluence-resources ConfigMap (examples/cluster-prices), served over TLS on
+-- loopback by bench/cluster_server.py with a certificate made here, against
+-- one curl GET of the same ConfigMap with the same CA.
+do
+  local dir = B .. "/tls"
+  os.execute("mkdir -p " .. q(dir))
+  local cert, key = dir .. "/cert.pem", dir .. "/key.pem"
+  local _, made = sh(("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 " ..
+                      "-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout %s -out %s"):format(q(key), q(cert)))
+  local cm = assert(io.open("examples/cluster-prices/fluence-resources.yaml")):read("a")
+  local body = cm:match("resources%.yaml: |\n(.*)$"):gsub("\n    ", "\n"):gsub("^    ", "")
+  local offerings = dir .. "/resources.yaml"
+  local f = assert(io.open(offerings, "w"))
+  f:write(body)
+  f:close()
+  local pf = dir .. "/port"
+  os.remove(pf)
+  sh(("python3 bench/cluster_server.py --port-file %s --nodes 10 --pods 0 --offerings %s --tls-cert %s " ..
+      "--tls-key %s >/dev/null 2>&1 & echo $! > %s.pid"):format(q(pf), q(offerings), q(cert), q(key), q(pf)))
+  local port
+  for _ = 1, 200 do
+    local pfh = io.open(pf)
+    if pfh then port = pfh:read("n"); pfh:close() end
+    if port or not made then break end
+    os.execute("sleep 0.05")
+  end
+  if not port then notes[#notes + 1] = "HTTPS offerings benchmark: the server did not start (openssl, python3 ssl)"
+  else
+    local kc = dir .. "/kubeconfig.yaml"
+    f = assert(io.open(kc, "w"))
+    f:write(([[
+apiVersion: v1
+kind: Config
+current-context: bench
+clusters: [{name: bench, cluster: {server: "https://127.0.0.1:%d", certificate-authority: "%s"}}]
+contexts: [{name: bench, context: {cluster: bench, user: bench}}]
+users: [{name: bench, user: {token: bench-token}}]
+]]):format(port, os.getenv("PWD") .. "/" .. cert))
+    f:close()
+    local argv = { FL, "select", "-f", "examples/cluster-prices/job.yaml", "--provider", "configmap", "--kubeconfig", kc }
+    local out = sh(cmdline(argv) .. " 2>/dev/null")
+    local url = ("https://127.0.0.1:%d/api/v1/namespaces/kube-system/configmaps/fluence-resources"):format(port)
+    local r, fl = timeit(30, argv, nil, { "curl", "-s", "--cacert", cert, "-o", "/dev/null", url })
+    if r and fl and out:match("require%-backend: gpu%-a10g") then
+      row("`select` with cluster offerings over HTTPS (examples/cluster-prices, median of 30)",
+          ("one `curl` GET of the ConfigMap %s"):format(ms(fl)), ("%s, %.1f MiB RSS"):format(ms(r), r.rss),
+          x(r.median, fl.median), "<= 1.15x", r.median <= 1.15 * fl.median)
+    else notes[#notes + 1] = "HTTPS offerings benchmark failed: " .. tostring(fl or out) end
+  end
+  sh(("kill $(cat %s.pid) 2>/dev/null"):format(q(pf)))
+end
+
 -- 5. live provider concurrency (its own script)
 for _, b in ipairs{ { "braket-live concurrency (bench/braket_bench.lua)", "lua5.4 bench/braket_bench.lua 20 200 5" } } do
   local out, ok = sh(b[2])
