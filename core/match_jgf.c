@@ -4,7 +4,6 @@
  * as %lld, strings through the one escaper (json_write.h), and an edge's
  * parent found as Lua's path:match("^(.+)/[^/]+$") found it, among paths
  * where the last vertex with a path wins. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "match_jgf.h"
@@ -12,27 +11,52 @@
 struct w { jw_sink out; void *to; };
 
 static void put(struct w *w, const char *s) { w->out(w->to, s, strlen(s)); }
+/* an integer as %lld writes it (snprintf was a sixth of the writer) */
+static void put_int(struct w *w, long long v)
+{
+    char buf[24], *e = buf + sizeof buf, *p = e;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do { *--p = (char)('0' + u % 10); u /= 10; } while (u);
+    if (v < 0) *--p = '-';
+    w->out(w->to, p, (size_t)(e - p));
+}
 static void put_str(struct w *w, const char *s) { jw_string_to(w->out, w->to, s, strlen(s), 0); }
 static void indent(struct w *w, int depth)
 {
     static const char spaces[] = "\n                                ";
     w->out(w->to, spaces, 1 + 2 * (size_t)depth);
 }
-/* "key": at depth (a line of its own, after a comma unless first) */
-static void key(struct w *w, int depth, const char *k, int *first)
+/* "key": at depth (a line of its own, after a comma unless first); the
+ * metadata's own keys need no escaping, a property's goes through it */
+static void key_as(struct w *w, int depth, const char *k, int *first, int escape)
 {
+    char buf[64];                       /* ",\n" + indent + "\"key\": " in one piece */
+    size_t n = 0, kl = escape ? 0 : strlen(k);
+    if (!escape && 2 + 2 * (size_t)depth + kl + 4 <= sizeof buf) {
+        if (!*first) buf[n++] = ',';
+        buf[n++] = '\n';
+        memset(buf + n, ' ', 2 * (size_t)depth);
+        n += 2 * (size_t)depth;
+        buf[n++] = '"';
+        memcpy(buf + n, k, kl);
+        n += kl;
+        memcpy(buf + n, "\": ", 3);
+        w->out(w->to, buf, n + 3);
+        *first = 0;
+        return;
+    }
     if (!*first) put(w, ",");
     *first = 0;
     indent(w, depth);
-    put_str(w, k);
+    if (escape) put_str(w, k);
+    else { put(w, "\""); put(w, k); put(w, "\""); }
     put(w, ": ");
 }
+static void key(struct w *w, int depth, const char *k, int *first) { key_as(w, depth, k, first, 0); }
 static void int_field(struct w *w, int depth, const char *k, int *first, long long v)
 {
-    char buf[32];
     key(w, depth, k, first);
-    snprintf(buf, sizeof buf, "%lld", v);
-    put(w, buf);
+    put_int(w, v);
 }
 static void str_field(struct w *w, int depth, const char *k, int *first, const char *v)
 {
@@ -91,11 +115,12 @@ static void vertex(struct w *w, const mgraph *g, uint32_t i, uint32_t *order)
 {
     const mg_vertex *x = &g->v[i];
     const char *type = mg_type_name(g, x->type);
-    char id[24];
-    snprintf(id, sizeof id, "%u", i);
     put(w, "{");
     int first = 1;
-    str_field(w, 4, "id", &first, id);
+    key(w, 4, "id", &first);
+    put(w, "\"");
+    put_int(w, i);
+    put(w, "\"");
     key(w, 4, "metadata", &first);
     put(w, "{");
     int f = 1;
@@ -123,7 +148,8 @@ static void vertex(struct w *w, const mgraph *g, uint32_t i, uint32_t *order)
         for (uint32_t p = 0; p < x->nprop; p++) {
             if (p + 1 < x->nprop && strcmp(mg_str(g, g->props[2 * order[p]]),
                                            mg_str(g, g->props[2 * order[p + 1]])) == 0) continue;
-            str_field(w, 6, mg_str(g, g->props[2 * order[p]]), &kf, mg_str(g, g->props[2 * order[p] + 1]));
+            key_as(w, 6, mg_str(g, g->props[2 * order[p]]), &kf, 1);
+            put_str(w, mg_str(g, g->props[2 * order[p] + 1]));
         }
         indent(w, 5);
         put(w, "}");
@@ -167,16 +193,19 @@ void mg_write_jgf(const mgraph *g, uint32_t *scratch, jw_sink out, void *to)
         size_t n = parent_len(path);
         int64_t p = n ? find_path(g, sorted, path, n) : -1;
         if (p < 0) continue;
-        char src[24], dst[24];
-        snprintf(src, sizeof src, "%lld", (long long)p);
-        snprintf(dst, sizeof dst, "%u", i);
         if (any) put(&w, ",");
         any = 1;
         indent(&w, 3);
         put(&w, "{");
         int f = 1;
-        str_field(&w, 4, "source", &f, src);
-        str_field(&w, 4, "target", &f, dst);
+        key(&w, 4, "source", &f);
+        put(&w, "\"");
+        put_int(&w, p);
+        put(&w, "\"");
+        key(&w, 4, "target", &f);
+        put(&w, "\"");
+        put_int(&w, i);
+        put(&w, "\"");
         key(&w, 4, "metadata", &f);
         put(&w, "{");
         int mf = 1;
