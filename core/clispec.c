@@ -94,6 +94,7 @@ static const struct option options[] = {
     {"output", 'o', VALUE, 0, V_PRICES, "FMT", "table (default) or json"},
     {"output", 'o', VALUE, 0, V_GRAPH, "FMT", "jgf (default; json is the same), yaml or tree"},
     {"output", 'o', VALUE, 0, V_TEST, "FMT", "text (default), junit or tap"},
+    {"output", 'o', VALUE, 0, V_CHECK, "FMT", "text (default) or json: every problem as fields (file, line, column, message)"},
     {"plugin-timeout", 0, VALUE, 0, V_SELECTING | V_POLICIES | V_PROVIDERS | V_PLUGINS | V_PRICES, "SECONDS", "time limit of each plugin call, network waits aside (default 5; 0: none)"},
     {"policy", 'P', VALUE, 0, V_MATCH, "POLICY", "match policy: first (default), high, low, lonode, hinode, locality, variation, ..."},
     {"policy-dir", 0, VALUE, 1, V_SELECTING | V_POLICIES | V_COMPLETION | V_PLUGINS, "DIR", "extra directory of policy plugins (searched first); repeatable"},

@@ -34,6 +34,7 @@
  *                                    written, and where its line starts
  *   stream:source(first, last)    -> the input's bytes first..last
  *   stream:locate(byte, message)  -> "name:LINE:COL: message", line, caret
+ *   stream:position(byte)         -> name, line, column of byte (1-based)
  *
  * An object description (plain tables, new ones on every objects() call):
  *   index, kind, apiVersion, name, namespace, generateName, line, col,
@@ -1313,6 +1314,26 @@ static int s_locate(lua_State *L)
     return 1;
 }
 
+/* stream:position(byte) -> name, line, column: where byte (1-based) is, for
+ * a location that travels as fields (lua/fluence/location.lua) */
+static int s_position(lua_State *L)
+{
+    check_stream(L);
+    lua_Integer byte = luaL_checkinteger(L, 2);
+    struct mparse tmp;
+    memset(&tmp, 0, sizeof tmp);
+    lua_getiuservalue(L, 1, UV_TEXT);
+    tmp.text = check_text(L, -1, &tmp.len);
+    lua_getiuservalue(L, 1, UV_NAME);
+    tmp.name = lua_tostring(L, -1);
+    size_t line, col;
+    const char *name = mp_position(&tmp, byte > 0 ? (size_t)byte - 1 : 0, &line, &col);
+    lua_pushstring(L, name);
+    lua_pushinteger(L, (lua_Integer)line);
+    lua_pushinteger(L, (lua_Integer)col);
+    return 3;
+}
+
 /* ---- edits ---- */
 
 struct edit { size_t pos, del_end, seq, toff, tlen; };
@@ -1728,7 +1749,7 @@ int luaopen_fluence_manifest(lua_State *L)
         {"objects", s_objects}, {"active", s_active}, {"set_annotations", s_set_annotations}, {"render", s_render},
         {"render_json", s_render_json}, {"object_json", s_object_json}, {"is_json", s_is_json},
         {"write", s_write}, {"annotation_span", s_annotation_span}, {"source", s_source},
-        {"locate", s_locate}, {"warnings", s_warnings},
+        {"locate", s_locate}, {"position", s_position}, {"warnings", s_warnings},
         {NULL, NULL}
     };
     static const luaL_Reg funcs[] = {

@@ -127,16 +127,24 @@ static size_t to_byte(struct mparse *p, size_t idx)
     return p->cur_byte;
 }
 
-void mp_locate(lua_State *L, struct mparse *p, size_t byte, const char *msg)
+const char *mp_position(const struct mparse *p, size_t byte, size_t *line, size_t *col)
 {
-    size_t line = 1, ls = 0;
+    size_t l = 1, ls = 0;
     if (byte > p->len) byte = p->len;
     for (const char *q = p->text, *e = p->text + byte; (q = memchr(q, '\n', (size_t)(e - q))) != NULL; q++) {
-        line++;
+        l++;
         ls = (size_t)(q - p->text) + 1;
     }
-    const char *name = strcmp(p->name, "-") == 0 ? "<stdin>" : p->name;
-    fluence_push_located(L, name, p->text, p->len, line, byte - ls + 1, msg);
+    *line = l;
+    *col = byte - ls + 1;
+    return strcmp(p->name, "-") == 0 ? "<stdin>" : p->name;
+}
+
+void mp_locate(lua_State *L, struct mparse *p, size_t byte, const char *msg)
+{
+    size_t line, col;
+    const char *name = mp_position(p, byte, &line, &col);
+    fluence_push_located(L, name, p->text, p->len, line, col, msg);
 }
 
 int mp_error(lua_State *L, struct mparse *p, size_t byte, const char *msg)

@@ -66,6 +66,9 @@ struct mparse *mp_push(lua_State *L, const char *name, const char *text, size_t 
 int mp_next_doc(lua_State *L, struct mparse *p, struct mdoc *doc);   /* 0 at end */
 void mp_free(struct mparse *p);
 int mp_error(lua_State *L, struct mparse *p, size_t byte, const char *msg);   /* raises */
+/* The file name ("<stdin>" for "-"), line and column (1-based, in bytes) of
+ * byte (0-based) of the input. */
+const char *mp_position(const struct mparse *p, size_t byte, size_t *line, size_t *col);
 void mp_locate(lua_State *L, struct mparse *p, size_t byte, const char *msg); /* pushes */
 const struct mnode *mt_resolve(const struct mtree *t, size_t i, size_t *out);
 size_t mt_get(const struct mtree *t, size_t map, const char *key, size_t *keynode);

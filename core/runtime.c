@@ -110,15 +110,14 @@ static int search_embedded(lua_State *L)
     luaL_addstring(&b, ".lua");
     luaL_pushresult(&b);
     const char *path = lua_tostring(L, -1);
-    for (const struct fluence_embedded *e = fluence_embedded_files; e->path; e++) {
-        if (strcmp(e->path, path) == 0) {
-            lua_pushfstring(L, "@%s", path);
-            /* precompiled at build time by tools/embed.lua */
-            if (luaL_loadbufferx(L, e->data, e->len, lua_tostring(L, -1), "b") != LUA_OK)
-                return lua_error(L);
-            lua_pushstring(L, path);
-            return 2;
-        }
+    const struct fluence_embedded *e = fluence_embedded_find(path);
+    if (e) {
+        lua_pushfstring(L, "@%s", path);
+        /* precompiled at build time by tools/embed.lua */
+        if (luaL_loadbufferx(L, e->data, e->len, lua_tostring(L, -1), "b") != LUA_OK)
+            return lua_error(L);
+        lua_pushstring(L, path);
+        return 2;
     }
     lua_pushfstring(L, "no embedded file '%s'", path);
     return 1;
@@ -138,15 +137,24 @@ static int init(lua_State *L)
 
     /* Only our own modules: a user's LUA_PATH must not change behaviour.  In
      * development (FLUENCE_SOURCE_DIR) the tree's files come first and the
-     * embedded copies fill in whatever the tree lacks. */
+     * embedded copies fill in whatever the tree lacks.  Otherwise the
+     * embedded ones come right after package.preload: the path searchers
+     * (with empty paths) would only make each require build a message of
+     * the files they did not find, a fifth of loading a module. */
     lua_getglobal(L, "package");
     const char *src = getenv("FLUENCE_SOURCE_DIR");
-    if (src && *src) lua_pushfstring(L, "%s/lua/?.lua", src);
+    int dev = src && *src;
+    if (dev) lua_pushfstring(L, "%s/lua/?.lua", src);
     else lua_pushliteral(L, "");
     lua_setfield(L, -2, "path");
     lua_getfield(L, -1, "searchers");
+    lua_Integer n = (lua_Integer)luaL_len(L, -1), at = dev ? n + 1 : 2;
+    for (lua_Integer i = n; i >= at; i--) {          /* make room at `at` */
+        lua_rawgeti(L, -1, i);
+        lua_rawseti(L, -2, i + 1);
+    }
     lua_pushcfunction(L, search_embedded);
-    lua_rawseti(L, -2, (lua_Integer)luaL_len(L, -2) + 1);
+    lua_rawseti(L, -2, at);
     lua_pop(L, 1);
     lua_pushliteral(L, "");
     lua_setfield(L, -2, "cpath");

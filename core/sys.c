@@ -250,9 +250,8 @@ static int sys_rfc3339(lua_State *L)
 static int sys_embedded(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
-    for (const struct fluence_embedded *e = fluence_embedded_files; e->path; e++)
-        if (strcmp(e->path, path) == 0) { lua_pushlstring(L, e->data, e->len); return 1; }
-    lua_pushnil(L);
+    const struct fluence_embedded *e = fluence_embedded_find(path);
+    if (e) lua_pushlstring(L, e->data, e->len); else lua_pushnil(L);
     return 1;
 }
 

@@ -20,79 +20,8 @@
 --   request.keep_unmatched = { [backend name] = true }   (optional) backends
 --                      kept without a graph (their cluster's could not be read)
 -- Without request.graphs the stage keeps every backend (nothing to check).
--- The jobspecs are those of fluence.jobspecs (repeated here: plugins cannot
--- require modules).
-local PREFIX = "fluxion.flux-framework.org/"
-local REQUIRE = "fluence.flux-framework.org/require-"
-
-local function q(s)
-  return '"' .. tostring(s):gsub('[%c"\\]', function(c)
-    if c == '"' then return '\\"' elseif c == "\\" then return "\\\\" end
-    return ("\\u%04x"):format(c:byte())
-  end) .. '"'
-end
-
--- A count for a jobspec: rounded up, at most 2^32-1 (a Fluxion jobspec's
--- counts are 32-bit; a larger one is refused as malformed).  A request
--- past that (8Ei of memory) asks for the most a jobspec can: it cannot fit.
--- (Past 2^63 this was 0, and such a pod fitted anywhere.)
-local MAX_COUNT = 4294967295
-local function int(n)
-  n = tonumber(n) or 0
-  if not (n > 0) then return 0 end
-  if n >= MAX_COUNT then return MAX_COUNT end
-  return math.tointeger(math.ceil(n))
-end
-
-local function render(slot_count, with, props)
-  local out = { "version: 9999", "resources:", "  - type: slot", "    count: " .. slot_count,
-                "    label: default", "    with:" }
-  for _, r in ipairs(with) do
-    out[#out + 1] = "      - type: " .. r.type
-    out[#out + 1] = "        count: " .. r.count
-  end
-  local ps = {}
-  for i, p in ipairs(props) do ps[i] = q(p) end
-  out[#out + 1] = "attributes:\n  system:\n    constraints:\n      properties: [" .. table.concat(ps, ", ") .. "]"
-  out[#out + 1] = 'tasks:\n  - command: ["fluence"]\n    slot: default\n    count:\n      per_slot: 1'
-  return table.concat(out, "\n") .. "\n"
-end
-
-local function sorted_keys(t)
-  local ks = {}
-  for k in pairs(t or {}) do ks[#ks + 1] = k end
-  table.sort(ks)
-  return ks
-end
-
--- The group's jobspecs for one backend: { { what = "compute", text = }, ... }
-local function jobspecs_for(request, backend)
-  local pod = request.pod or {}
-  local cpu = int(pod.cpu)
-  if cpu < 1 then cpu = 1 end
-  local with = { { type = "core", count = cpu } }
-  local mem = tonumber(pod.memory) or 0
-  if mem > 0 then with[#with + 1] = { type = "memory", count = int(mem / (1024 * 1024)) } end
-  local gpu = int(pod.gpu)
-  if gpu > 0 then with[#with + 1] = { type = "gpu", count = gpu } end
-  local pods = int(request.pods or 1)
-  if pods < 1 then pods = 1 end
-  local list = { { what = "compute", text = render(pods, with, { "virtual=false" }) } }
-  local req = {}
-  for k, v in pairs(request.annotations or {}) do
-    if type(k) == "string" and k:sub(1, #REQUIRE) == REQUIRE then req[k:sub(#REQUIRE + 1)] = v end
-  end
-  req.backend = backend
-  for _, t in ipairs(sorted_keys(pod.virtual)) do
-    local n = int(pod.virtual[t])
-    if n > 0 then
-      local props = { "virtual=true", "class=" .. t }
-      for _, k in ipairs(sorted_keys(req)) do props[#props + 1] = PREFIX .. k .. "=" .. tostring(req[k]) end
-      list[#list + 1] = { what = t, text = render(1, { { type = "node", count = n } }, props) }
-    end
-  end
-  return list
-end
+-- The jobspecs are the host's (ctx.jobspecs: fluence.jobspecs, the same
+-- `fluence jobspec` prints), with the request's require-<attr> pins.
 
 -- full: the whole graph, when graph is only what is free now (whether a
 -- group that does not fit now ever could is asked of it).
@@ -163,7 +92,7 @@ return {
           reasons[b.name] = "no resource graph for this backend"
         else
           local ok, why = check(g, now and request.matchers and request.matchers[b.name] or nil,
-                                jobspecs_for(request, b.name), now, request.match_policy or "first", whole)
+                                ctx.jobspecs(request, b.name), now, request.match_policy or "first", whole)
           if ok then keep[#keep + 1] = b else reasons[b.name] = why end
         end
       end

@@ -69,6 +69,24 @@ describe("fluence check", function()
     assert.truthy(err:find('fluence: providers/noexport.lua: provider plugin export "candidates" must be a function, got nil\n', 1, true), err)
   end)
 
+  it("knows every export of the plugin contract: a typo of enriches is warned, a constant is not (issue 26)", function()
+    local dir = tree.make{
+      ["providers/typo.lua"] = 'return { name = "typo", description = "x", live = true, provides = { "a" }, ' ..
+                               'enriche = { "device_arn" }, candidates = function() return {} end }\n',
+      ["providers/consts.lua"] = 'return { name = "consts", description = "x", live = true, provides = { "a" }, ' ..
+                                 'LIVE = { a = true }, NAME = "x", candidates = function() return {} end }\n',
+    }
+    local r = cli.run{ "check", "providers", cwd = dir }
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal('fluence: warning: providers/typo.lua: provider plugin export "enriche" is not one fluence ' ..
+                     'reads (did you mean "enriches"?)\n', r.err)
+    -- the built-ins check clean: their own constants (braket-live's LIVE) are no typos
+    r = cli.run{ "check", "policies", "providers", valgrind = false }
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal("", r.err)
+    assert.matches(": no problems\n$", r.out)
+  end)
+
   it("says a manifest's policies were not checked when a plugin on the path does not load", function()
     local dir = tree.make{ ["job.yaml"] = job("min-cost"), ["policies/broken.lua"] = "return {\n" }
     local r = cli.run{ "check", cwd = dir, valgrind = false }
@@ -185,5 +203,35 @@ spec:
     r = cli.run{ "check", "nope", cwd = dir, valgrind = false }
     assert.are.equal(3, r.code)
     assert.truthy(r.err:find("nope: no such file or directory", 1, true), r.err)
+  end)
+
+  it("-o json: every problem with its location as fields, the same the text gives (issue 26)", function()
+    local json = require "fluence.json"
+    local dir = tree.make{
+      ["job.yaml"] = job("min-cots"),
+      ["providers/typo.lua"] = 'return { name = "typo", description = "x", enriche = { "a" }, ' ..
+                               'candidates = function() return {} end }\n',
+    }
+    local text = cli.run{ "check", cwd = dir }
+    assert.are.equal(3, text.code)
+    assert.are.equal("", text.out)
+    local r = cli.run{ "check", "-o", "json", cwd = dir }
+    assert.are.equal(3, r.code, r.err)
+    assert.are.equal("", r.err)
+    local doc = json.decode(r.out)
+    assert.are.equal(1, doc.errors)
+    assert.are.equal(1, doc.warnings)
+    assert.are.equal(2, #doc.problems)
+    for _, p in ipairs(doc.problems) do
+      -- the text's line of this problem, rebuilt from the fields
+      local where = p.line and ("%s:%d:%d: "):format(p.file, p.line, p.column) or (p.file .. ": ")
+      local said = ("fluence: %s%s%s\n"):format(p.severity == "warning" and "warning: " or "", where, p.message)
+      assert.truthy(text.err:find(said, 1, true), said .. "\nnot in\n" .. text.err)
+    end
+    assert.are.same({ "job.yaml", 6, 48 }, { doc.problems[1].file, doc.problems[1].line, doc.problems[1].column })
+    r = cli.run{ "check", "-o", "yaml", cwd = dir }
+    assert.are.equal(2, r.code)
+    assert.are.equal("", r.out)
+    assert.are.equal('fluence: check: unknown output format "yaml" (text or json)\n', r.err)
   end)
 end)

@@ -20,9 +20,7 @@ local function sh(cmd)
   return out, ok
 end
 
-local function have(prog)
-  return os.execute("command -v " .. prog .. " >/dev/null 2>&1") == true
-end
+local have = cli.have
 
 -- bash: COMP_WORDS / COMP_CWORD as bash sets them; returns COMPREPLY words.
 local function complete_bash(words, cword)

@@ -6,11 +6,7 @@ local manifest = require "fluence.manifest"
 
 local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 
-local function write(path, data)
-  local f = assert(io.open(path, "wb"))
-  f:write(data)
-  f:close()
-end
+local write = require("support.cli").write
 
 local function input_error(f, ...)
   local ok, e = errors.try(f, ...)

@@ -8,18 +8,12 @@ local root = cli.root
 local q = cli.quote
 local PAGE = root .. "/docs/fluence.1"
 
-local function have(prog)
-  return os.execute("command -v " .. prog .. " >/dev/null 2>&1") == true
-end
+local have = cli.have
 
--- Runs a command; returns stdout, stderr, ok.
+-- Runs a command in the source tree (cli.sh); returns stdout, stderr, ok.
 local function run(cmd)
-  local base = os.tmpname()
-  local ok = os.execute("cd " .. q(root) .. " && env -u LD_PRELOAD sh -c " .. q(cmd) ..
-                        " >" .. base .. ".out 2>" .. base .. ".err")
-  local out, err = cli.slurp(base .. ".out") or "", cli.slurp(base .. ".err") or ""
-  os.remove(base .. ".out"); os.remove(base .. ".err"); os.remove(base)
-  return out, err, ok == true
+  local r = cli.sh(cmd)
+  return r.out, r.err, r.code == 0
 end
 
 -- The page as plain text (formatting and hyphenation removed), for searching.

@@ -15,12 +15,7 @@ local AUDIT = '{"policy":"min-cost","chosen":"gpu-l4","candidates":[{"name":"gpu
   .. '"note":"say \\"hi\\": {ok} # not a comment"}'
 local EDITS = { [BACKEND] = "gpu-l4", [RESULT] = AUDIT }
 
-local function slurp(path)
-  local f = assert(io.open(path, "rb"))
-  local d = f:read("a")
-  f:close()
-  return d
-end
+local function slurp(path) return assert(require("support.cli").slurp(path)) end
 
 local function fixtures()
   local list = {}

@@ -24,6 +24,10 @@ local function names(list)
   return table.concat(t, ",")
 end
 
+-- What the host hands a stage's compile: its error, and its jobspec
+-- builder (ctx.jobspecs, the one `fluence jobspec` prints)
+local CTX = { error = error, jobspecs = require("fluence.jobspecs").for_backend }
+
 describe("fits policy", function()
   local reg, graph
   setup(function()
@@ -59,8 +63,8 @@ describe("fits policy", function()
 
   it("uses the plugin directly: satisfiability and now", function()
     local plugin = reg.get("fits").plugin
-    local sat = plugin.compile({ args = nil }, { error = error })
-    local now = plugin.compile({ args = { raw = "now", pos = 6 } }, { error = error })
+    local sat = plugin.compile({ args = nil }, CTX)
+    local now = plugin.compile({ args = { raw = "now", pos = 6 } }, CTX)
     local req = { pods = 1, pod = { cpu = 2, virtual = { qpu = 1 } }, annotations = {},
                   graphs = { ["*"] = graph } }
     local keep, why = sat(backends("big", "small", "nope"), req)
@@ -94,7 +98,7 @@ describe("fits policy", function()
 
   it("drops everything when the compute part cannot fit", function()
     local plugin = reg.get("fits").plugin
-    local sat = plugin.compile({}, { error = error })
+    local sat = plugin.compile({}, CTX)
     local keep, why = sat(backends("big"), { pods = 3, pod = { cpu = 4 }, graphs = { big = graph } })
     assert.are.equal("", names(keep))
     assert.are.equal("the group can never fit", why.big)

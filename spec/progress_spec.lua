@@ -6,9 +6,7 @@ local server = require "support.server"
 
 local q = cli.quote
 
-local function have(prog)
-  return os.execute("command -v " .. prog .. " >/dev/null 2>&1") == true
-end
+local have = cli.have
 
 describe("the progress line during a slow provider call", function()
   local s, dir, job, provider

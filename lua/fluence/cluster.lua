@@ -3,7 +3,9 @@
 -- running on them.  Everything a run needs from every cluster is read at
 -- once (one curl multi per round, across clusters), on first use.
 --
---   local cl = cluster.open(opts)       -- one per --context (else the current)
+--   local cl = cluster.open(names, opts)  -- one per context (else the current);
+--                                       -- a run opens its clusters once,
+--                                       -- through fluence.cluster_source
 --   cl.list                             -- { c1, c2, ... }; c.name (context), c.client
 --   cluster.load(cl.list, { offerings = ns | nil, nodes = bool, pods = bool })
 --     c.offerings | c.offerings_error   parsed fluence-resources (offerings.lua)
@@ -46,37 +48,34 @@ M.MAX_CONFIGMAP = 8 * MIB
 -- bound, unfinished pods only: the server filters, the rest is never sent
 M.POD_SELECTOR = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
 
--- opts: the command line's (kubeconfig, context = name | {names}, namespace,
--- request-timeout).  Clients are made on first use: a kubeconfig that leads
--- to no cluster is a CLUSTER error then, not at start; one that is wrong
--- (core/kube.c: located, the file named first) an INPUT error.
-function M.open(opts)
-  local names = opts.context
-  if type(names) ~= "table" then names = { names } end
-  local seen, list = {}, {}
+-- names: the contexts, each once ({} for the kubeconfig's current one:
+-- fluence.cluster_source reads --context); opts: the command line's
+-- (kubeconfig, namespace, request-timeout).  Clients are made on first use:
+-- a kubeconfig that leads to no cluster is a CLUSTER error then, not at
+-- start; one that is wrong (core/kube.c: located, the file named
+-- first) an INPUT error.
+function M.open(names, opts)
+  local list = {}
   for i = 1, math.max(1, #names) do
     local name = names[i]
-    if name == nil or not seen[name] then
-      if name then seen[name] = true end
-      local c = { context = name }
-      setmetatable(c, { __index = function(t, k)
-        if k ~= "client" then return nil end
-        -- a client that cannot be made fails once: its kubeconfig is not
-        -- read (nor its exec plugin run, with its time limit) again
-        local failed = rawget(t, "client_error")
-        if failed then error(failed, 0) end
-        local ok, client = pcall(kubeclient.new, { kubeconfig = opts.kubeconfig, context = name,
-                                                   namespace = opts.namespace, timeout = opts["request-timeout"] })
-        if not ok then
-          rawset(t, "client_error", client)
-          error(client, 0)
-        end
-        rawset(t, "client", client)
-        rawset(t, "name", client.context)
-        return client
-      end })
-      list[#list + 1] = c
-    end
+    local c = { context = name }
+    setmetatable(c, { __index = function(t, k)
+      if k ~= "client" then return nil end
+      -- a client that cannot be made fails once: its kubeconfig is not
+      -- read (nor its exec plugin run, with its time limit) again
+      local failed = rawget(t, "client_error")
+      if failed then error(failed, 0) end
+      local ok, client = pcall(kubeclient.new, { kubeconfig = opts.kubeconfig, context = name,
+                                                 namespace = opts.namespace, timeout = opts["request-timeout"] })
+      if not ok then
+        rawset(t, "client_error", client)
+        error(client, 0)
+      end
+      rawset(t, "client", client)
+      rawset(t, "name", client.context)
+      return client
+    end })
+    list[#list + 1] = c
   end
   return { list = list, many = #list > 1 }
 end

@@ -64,10 +64,13 @@ function fuzz.manifest(data)
       local src = require("fluence.policy_source").manifest(s, obj.index, key, text)
       local first, last = s:annotation_span(obj.index, key, text)
       if src and src.map then
-        for _, at in ipairs(src.map) do
-          check(at + first - 1 >= first and at + first - 1 <= last, "policy mapped outside its annotation")
+        -- its first, middle and last bytes (each mapping decodes the value
+        -- O(log n) times: every byte would be quadratic)
+        for _, pos in ipairs{ 1, (#text + 1) // 2, #text } do
+          local at = src.map(pos)
+          check(at and at + first - 1 >= first and at + first - 1 <= last, "policy mapped outside its annotation")
         end
-        check(src:locate(1, "x"), "no location for a mapped policy")
+        check(src:location(1, "x"), "no location for a mapped policy")
       end
     end
     if obj.wants_selection then

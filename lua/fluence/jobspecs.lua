@@ -8,6 +8,8 @@
 --       require = { backend = "ionq" } }
 --   set.compute        -- jobspec text (YAML): slot[pods]{core, memory, gpu}
 --   set.devices        -- { { type = "qpu", count = 1, text = "..." }, ... }
+--   jobspecs.for_backend(request, "ionq")  -- { {what = "compute", text =}, {what = "qpu", ...} }
+--                                          -- (fits, through ctx.jobspecs)
 --
 --   jobspecs.resources_tree(resources_yaml)  -- tree for match.graph_from_tree
 local M = {}
@@ -26,7 +28,7 @@ end
 -- counts are 32-bit; a larger one is refused as malformed).  A request past
 -- that (8Ei of memory, 1e400 cores: quantities the API server takes) asks
 -- for the most a jobspec can, and cannot fit.  (Past 2^63 this was 0: a pod
--- asking for exabytes fitted anywhere.)  The same rule as policies/fits.lua.
+-- asking for exabytes fitted anywhere.)
 local MAX_COUNT = 4294967295
 local function whole(n, what)
   if n == nil then return 0 end
@@ -108,6 +110,20 @@ function M.for_request(request)
     end
   end
   return set
+end
+
+-- What the group of request asks of one backend, as `fits` matches it
+-- (policies reach this as ctx.jobspecs, never a copy): the compute jobspec,
+-- then one device jobspec per virtual type pinned to the backend and to the
+-- request's require-<attr> pins.  { {what = "compute" | TYPE, text =}, ... }
+function M.for_backend(request, backend)
+  local pins = {}
+  for k, v in pairs(request.require or {}) do pins[k] = v end
+  pins.backend = backend
+  local set = M.for_request{ pods = request.pods, pod = request.pod, require = pins }
+  local list = { { what = "compute", text = set.compute } }
+  for _, d in ipairs(set.devices) do list[#list + 1] = { what = d.type, text = d.text } end
+  return list
 end
 
 -- ---------------------------------------------------------------- graphs

@@ -1,14 +1,15 @@
 -- A Lua syntax error, located as policy errors are: "PATH:LINE:COL: message",
 -- the source line and a caret under the token the parser stopped at.
 --
---   lua_syntax.locate(name, src, err) -> the located message, or err as it
---     was when it is not a syntax error of src named name ("@"..name chunk)
+--   lua_syntax.location(name, src, err) -> its location (fluence.location),
+--     or nil when err is not a syntax error of src named name ("@"..name chunk)
+--   lua_syntax.locate(name, src, err) -> the located message, or err as it was
 --
 -- Lua reports a line, not a column, and names the token ("near '='").  That
 -- token may stand several times on the line: the one the parser stopped at
 -- is the first whose text, cut right after it, already gives the same
 -- error -- the parser reads left to right, and the tokens before it parsed.
-local sys = require "fluence.sys"
+local location = require "fluence.location"
 
 local M = {}
 
@@ -25,16 +26,16 @@ local function syntax_error(src, name)
   return err
 end
 
-function M.locate(name, src, err)
+function M.location(name, src, err)
   err = tostring(err)
   local prefix = name .. ":"
-  if err:sub(1, #prefix) ~= prefix then return err end
+  if err:sub(1, #prefix) ~= prefix then return nil end
   local line, msg = err:sub(#prefix + 1):match("^(%d+): (.*)$")
   line = tonumber(line)
-  if not line then return err end
+  if not line then return nil end
   local lines = lines_of(src)
   local text = lines[line]
-  if not text then return err end
+  if not text then return nil end
   local col
   local token = msg:match("near '(.*)'$")
   if msg:match("near <eof>$") then
@@ -57,8 +58,13 @@ function M.locate(name, src, err)
     -- a token the cut changes (an unfinished string): where it stands, if once
     if not col and count == 1 then col = first end
   end
-  if not col then return err end
-  return sys.locate(name, src, line, col, msg)
+  if not col then return nil end
+  return location.in_text(name, src, line, col, msg)
+end
+
+function M.locate(name, src, err)
+  local loc = M.location(name, src, err)
+  return loc and location.render(loc) or tostring(err)
 end
 
 return M

@@ -16,7 +16,6 @@
 local grammar = require "fluence.grammar"
 local sandbox = require "fluence.sandbox"
 local errors = require "fluence.errors"
-local sys = require "fluence.sys"
 local policy_lib = require "fluence.policy_lib"
 
 local pipeline = {}
@@ -28,38 +27,11 @@ pipeline.WELL_KNOWN = { "cost_usd", "queue_size", "qubits", "memory_gb", "throug
                         "status", "region", "provider", "cost_per_task", "cost_per_shot",
                         "cost_per_minute" }
 
--- Optimal string alignment distance (Damerau-Levenshtein with adjacent swaps).
-local function distance(a, b)
-  local la, lb = #a, #b
-  if math.abs(la - lb) > 3 then return math.huge end
-  local d = {}
-  for i = 0, la do d[i] = { [0] = i } end
-  for j = 0, lb do d[0][j] = j end
-  for i = 1, la do
-    for j = 1, lb do
-      local cost = a:byte(i) == b:byte(j) and 0 or 1
-      local v = math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
-      if i > 1 and j > 1 and a:byte(i) == b:byte(j - 1) and a:byte(i - 1) == b:byte(j) then
-        v = math.min(v, d[i - 2][j - 2] + 1)
-      end
-      d[i][j] = v
-    end
-  end
-  return d[la][lb]
-end
-pipeline.distance = distance
-
--- The closest candidate within a typo's reach (1 edit for short words, 2 else).
+-- "did you mean" (fluence.suggest, loaded when first asked): plugins get
+-- it as ctx.suggest
 local function suggest(word, candidates)
-  local best, bd = nil, math.huge
-  local limit = #word <= 4 and 1 or 2
-  for _, c in ipairs(candidates) do
-    local d = distance(word:lower(), c:lower())
-    if c ~= word and d <= limit and (d < bd or (d == bd and c < best)) then best, bd = c, d end
-  end
-  return best
+  return require("fluence.suggest").closest(word, candidates)
 end
-pipeline.suggest = suggest
 
 -- A compile error at a position: raised inside compile, caught there.
 local CErr = {}
@@ -73,12 +45,14 @@ local Fail = {}
 sandbox.trust_error_mt(CErr)
 sandbox.trust_error_mt(Fail)
 
--- policy_pos and policy_msg let a caller point into the file the text came
--- from (fluence.policy_source).
+-- A compile error at byte pos of the policy text, pointing into it; pos
+-- and msg (e.policy_pos, e.policy_msg) let a caller point into the file the
+-- text came from instead (fluence.location.policy).
 local function located(name, text, pos, msg)
   pos = math.max(1, math.min(pos, #text + 1))
   local line, col = grammar.linecol(text, pos)
-  local e = errors.new("INPUT", sys.locate(name, text, line, col, msg))
+  local location = require "fluence.location"
+  local e = location.error("INPUT", location.in_text(name, text, line, col, msg))
   e.policy_pos, e.policy_msg = pos, msg
   return e
 end
@@ -177,6 +151,12 @@ function pipeline.num(v)
   return tostring(v)
 end
 
+-- ctx.jobspecs: the host's jobspec builder (fluence.jobspecs, loaded when
+-- a stage first matches), the one `fluence jobspec` prints.
+local function jobspecs(request, backend)
+  return require("fluence.jobspecs").for_backend(request, backend)
+end
+
 local Pipeline = {}
 Pipeline.__index = Pipeline
 
@@ -268,6 +248,7 @@ function pipeline.compile(text, opts)
       sort = stable_sort,
       sort_by = sort_by,
       num = pipeline.num,
+      jobspecs = jobspecs,
     }
     -- ranking with a tolerance band, reason wording (policy_lib.lua)
     policy_lib.extend(ctx, { cost_tol = band, fail = ctx.fail, sort_by = sort_by, num = pipeline.num })

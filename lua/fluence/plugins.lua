@@ -40,15 +40,17 @@ local sandbox = require "fluence.sandbox"
 
 local plugins = {}
 
-local KINDS = {
-  policy = { dir = "policies", env = "FLUENCE_POLICY_PATH", option = "--policy-dir",
-             exports = { name = "string", description = "string", compile = "function" } },
-  provider = { dir = "providers", env = "FLUENCE_PROVIDER_PATH", option = "--provider-dir",
-               exports = { name = "string", description = "string", candidates = "function" } },
-}
-local EXPORT_ORDER = { "name", "description", "compile", "candidates" }
+-- The kinds, their exports and the name rule: fluence.plugin_contract.
+local contract = require "fluence.plugin_contract"
+local KINDS = contract.kinds
 
 local function fail(fmt, ...) errors.raise("INPUT", fmt, ...) end
+-- A problem of the plugin file at path, as a location (fluence check
+-- reports it as fields).
+local function bad_file(path, msg)
+  local location = require "fluence.location"
+  error(location.error("INPUT", { file = path, message = msg }), 0)
+end
 
 -- "PATH:LINE: msg" stays; anything else gets "PATH: " in front.
 local function at(path, msg)
@@ -64,34 +66,32 @@ local function load_plugin(kind, path, src, extra, budget, mode, name)
   local spec = KINDS[kind]
   local env = sandbox.env(extra)
   local chunk, err = load(src, "@" .. path, mode or "t", env)
-  if not chunk then fail("%s", require("fluence.lua_syntax").locate(path, src, at(path, err))) end
+  if not chunk then
+    local loc = require("fluence.lua_syntax").location(path, src, at(path, err))
+    if loc then error(require("fluence.location").error("INPUT", loc), 0) end
+    fail("%s", at(path, err))
+  end
   local ok, plugin = sandbox.call(chunk, { kind = kind, name = name or path:match("([^/]*)%.lua$") or path,
                                            file = path, phase = "load", budget = budget, trusted = mode == "b" })
   if not ok then fail("%s", at(path, plugin)) end
   if type(plugin) ~= "table" then
-    fail("%s: a %s plugin must return a table, got %s", path, kind, type(plugin))
+    bad_file(path, ("a %s plugin must return a table, got %s"):format(kind, type(plugin)))
   end
   -- A raw copy: the host then never runs the plugin's metamethods (__index,
   -- __pairs ...) outside the instruction budget.
   local exports = {}
   for k, v in next, plugin do exports[k] = v end
   plugin = exports
-  for _, k in ipairs{ "provides", "enriches" } do   -- lists the host walks: raw too
-    if type(plugin[k]) == "table" then
-      local list = {}
-      for i = 1, rawlen(plugin[k]) do list[i] = tostring(rawget(plugin[k], i)) end
-      plugin[k] = list
+  -- what the host walks (provides, enriches ...): read raw too
+  for k, v in pairs(contract.declared(kind, plugin)) do plugin[k] = v end
+  for _, e in ipairs(spec.exports) do
+    if e.required then
+      local why = contract.wrong(kind, e.name, plugin[e.name])
+      if why then bad_file(path, why) end
     end
   end
-  for _, k in ipairs(EXPORT_ORDER) do
-    local want = spec.exports[k]
-    if want and type(plugin[k]) ~= want then
-      fail("%s: %s plugin export %q must be a %s, got %s", path, kind, k, want, type(plugin[k]))
-    end
-  end
-  if plugin.name == "" or not plugin.name:match("^[%a_][%w_.%-]*$") then
-    fail("%s: bad %s name %q (letters, digits, _ . -; not starting with a digit)", path, kind, plugin.name)
-  end
+  local bad = contract.check_name(kind, plugin.name)
+  if bad then bad_file(path, bad) end
   return plugin
 end
 
@@ -181,10 +181,8 @@ local function load_all(kind, opts)
 
   local function loaded(name, path, src, mode)
     local plugin = load_plugin(kind, path, src, extra, budget, mode, name)
-    if plugin.name ~= name then
-      fail("%s: %s plugin is named %q but its file is %s.lua (they must match)",
-           path, kind, plugin.name, name)
-    end
+    local why = plugins.misnamed(kind, plugin, name)
+    if why then bad_file(path, why) end
     return plugin
   end
 
@@ -244,6 +242,13 @@ local function load_all(kind, opts)
     dirs = plugins.search_dirs(kind, opts),
     get = function(name) return byname[name] end,
   }
+end
+
+-- Why a plugin is not the one its file NAME.lua must hold, or nil.
+function plugins.misnamed(kind, plugin, name)
+  if plugin.name ~= name then
+    return errors.format("%s plugin is named %q but its file is %s.lua (they must match)", kind, plugin.name, name)
+  end
 end
 
 function plugins.load_policies(opts) return load_all("policy", opts) end

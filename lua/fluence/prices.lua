@@ -158,11 +158,13 @@ local function one_line(s, redact)
   return s
 end
 
--- --request-timeout in seconds, or nil when not given
+-- --request-timeout in seconds, or nil when not given (read by the retry
+-- policy's own parser, not through the Kubernetes client: a price fetch
+-- need not load it)
 local function request_timeout(options)
   local v = options and options["request-timeout"]
   if v == nil then return nil end
-  return require("fluence.kubeclient").parse_timeout(v)
+  return (require("fluence.retry").parse_timeout(v))
 end
 
 -- http: { request_many = fn(reqs, opts) }, sleep(attempt, base, cap, at_least)

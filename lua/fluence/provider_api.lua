@@ -90,9 +90,6 @@ function M.new(opts)
     else logger.v(2, "HTTP %s %s -> %d (%.0f ms)", req.method or "GET", url, resp.status, (resp.time or 0) * 1000) end
   end
   local request, request_many = waiting(http.request), waiting(http.request_many)
-  -- the retry policy loads when a provider first asks for a budget (runs
-  -- that make no request never do); a --request-timeout given is checked now
-  local request_timeout = opts.request_timeout ~= nil and require("fluence.retry").parse_timeout(opts.request_timeout)
   local logged_http = {
     request = function(req)
       local r, err = request(req)
@@ -105,10 +102,10 @@ function M.new(opts)
       return rs
     end,
     url_shown = http.url_shown,
+    -- the retry policy (fluence.retry) loads when a provider first asks
     budget = function()
       local retry = require "fluence.retry"
-      request_timeout = request_timeout or retry.parse_timeout(nil)
-      return retry.budget(request_timeout)
+      return retry.budget(retry.parse_timeout(opts.request_timeout))
     end,
   }
   local cluster = {}

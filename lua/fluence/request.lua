@@ -133,6 +133,23 @@ local function annotated_template(obj, ann, t)
   return t
 end
 
+-- The require-<attr> annotations of the object and of its pod templates
+-- (where the scheduler reads them: contract.md), {attr = value}: each
+-- becomes a property constraint of the group's device jobspecs.
+local REQUIRE = P .. "require-"
+local function requires(obj)
+  local req = {}
+  local function scan(ann)
+    for k, v in pairs(ann or {}) do
+      local attr = type(k) == "string" and k:sub(1, #REQUIRE) == REQUIRE and k:sub(#REQUIRE + 1)
+      if attr and attr ~= "" then req[attr] = v end
+    end
+  end
+  scan(obj.annotations)
+  for _, t in ipairs(obj.templates or {}) do scan(t.annotations) end
+  return req
+end
+
 -- The require-backend pin already on the object or on one of its Fluence
 -- pod templates (where a user pinning by hand may well have written it).
 function request.pin(obj)
@@ -186,6 +203,7 @@ function request.build(obj, where, stream)
   local size
   if gsize then size = positive_int(gsize, "group size", where)
   else size = tonumber(obj.parallelism) or tonumber(obj.replicas) or 1 end
+  r.require = requires(obj)
   r.group = { name = gname, size = size }
   r.pods = size
   r.pod = pod_resources(t, where, locate)

@@ -92,8 +92,8 @@ function runpolicy.how(path, args)
       local pl, perr = pipeline.compile(spec.pipeline, { policies = reg.policies, name = name,
                                                           cost_tol = args.opts["cost-tol"] })
       if not pl then
-        local exact = errors.is(perr) and perr.policy_pos and source and source:locate(perr.policy_pos, perr.policy_msg)
-        if exact then errors.raise(perr.kind, "%s", exact) end
+        local exact = errors.is(perr) and perr.policy_pos and source and source:location(perr.policy_pos, perr.policy_msg)
+        if exact then error(require("fluence.location").error(perr.kind, exact), 0) end
         if errors.is(perr) then error(perr, 0) end
         errors.raise("INPUT", "%s", tostring(perr))
       end

@@ -1,12 +1,12 @@
 -- The selection engine: for every Fluence object with a select-policy in the
--- input, gather candidate backends from providers, merge them (C), keep what
--- the cluster offers, run the policy pipeline and stamp the choice into the
--- manifest.  All or nothing: any failure raises a structured error and
--- nothing is printed.
+-- input, the decision for its request (fluence.decision: providers, merge,
+-- offerings, pipeline) and the choice stamped into the manifest.  All or
+-- nothing: any failure raises a structured error and nothing is printed.
 --
---   selection.run(args [, how]) -> { output =, streams =, objects =, results = }
+--   selection.run(args [, how]) -> { output =, streams =, objects =, results =, clusters = }
 --     (output, the edited text, is made on first use; res:write_output(fd)
---      writes it without making it)
+--      writes it without making it; clusters: the run's clusters
+--      (fluence.cluster_source), for a verb that goes on to them: apply)
 --     how.policy_file: `fluence run POLICY.lua` (decides every Fluence object)
 --     how.explain:     also keep every backend and stage for explain
 --     how.objects_json: give every object its edited JSON (o.json), for apply
@@ -22,11 +22,9 @@ local sys = require "fluence.sys"
 local errors = require "fluence.errors"
 local inputs = require "fluence.inputs"
 local manifest = require "fluence.manifest"
-local merge = require "fluence.merge"
-local json = require "fluence.json"
 local request_mod = require "fluence.request"
 local audit = require "fluence.audit"
-local provider_api = require "fluence.provider_api"
+local logger = require "fluence.log"
 
 local selection = {}
 
@@ -39,278 +37,19 @@ local function describe(obj)
   return sys.escape(("%s/%s"):format(obj.kind or "?", obj.name or obj.generateName or "?"))
 end
 
-local logger = require "fluence.log"
-
--- The clusters of this run (cluster.lua), read at most once each: the
--- offerings always (unless --offline), and, when a pipeline matches (fits)
--- with no --graph, the nodes and the pods running on them -- all in one
--- round.  offerings() -> value | nil, reason (the first cluster's).
-local function clusters_source(args)
-  local opts = args.opts
-  local src = { want_graph = false }
-  local cl
-  function src.open()
-    if not cl then cl = require("fluence.cluster").open(opts) end
-    return cl
-  end
-  function src.load(graph)
-    local cluster = require "fluence.cluster"
-    local t0 = sys.monotonic()
-    cluster.load(src.open().list, { offerings = opts["fluence-ns"] or "kube-system",
-                                    nodes = graph or src.want_graph, pods = graph or src.want_graph })
-    logger.v(1, "cluster reads done in %.0f ms", (sys.monotonic() - t0) * 1000)
-  end
-  -- The offerings of the cluster being decided for (src.current, with
-  -- several contexts), else of the only one.
-  function src.offerings()
-    if opts.offline then return nil, "offline: the cluster's offerings were not consulted" end
-    src.load()
-    local c = src.current or src.open().list[1]
-    if c.offerings then return c.offerings end
-    local err = c.offerings_error
-    local on = src.current and errors.format(" on context %q", require("fluence.cluster").name(c)) or ""
-    local msg = tostring(err and err.message or err or "unknown error")
-    local function why(m)
-      return "scheduler offerings unknown" .. on .. " (could not read the fluence-resources ConfigMap: " ..
-             m .. "); selecting over all provided backends"
-    end
-    -- an error shows the located message whole (its source line and
-    -- caret); a note, on stderr and in the audit, is one line
-    if opts["require-offerings"] then errors.raise("CLUSTER", "%s", why(msg)) end
-    return nil, why(msg:match("^[^\n]*"))
-  end
-  return src
-end
-
--- Registries of policies and providers, loaded once per run.
-local function registries(args, clusters, how)
+-- What a run decides with, made when its first object needs a selection:
+-- the policies, the provider host (with the provider API) and the decider.
+local function engine(args, clusters, how)
   local plugins = require "fluence.plugins"
   local opts = args.opts
-  local api = provider_api.new{ verbose = opts.verbose, cluster = { offerings = clusters.offerings },
-                                request_timeout = opts["request-timeout"], overrides = how.api }
-  return {
-    policies = how.policies or plugins.load_policies{ dirs = opts["policy-dir"] },
-    providers = plugins.load_providers{ dirs = opts["provider-dir"], api = api },
-    api = api,
-    offerings = clusters.offerings,
-    clusters = clusters,
-  }
-end
-
--- A provider by name, or by the family it declares (select-backend: braket
--- finds braket-live).  nil when there is none.
-local function find_provider(reg, name)
-  local p = reg.providers.get(name)
-  if p then return p end
-  for _, e in ipairs(reg.providers.list) do
-    if e.decl.family == name then return e end
-  end
-end
-
--- Which providers run for one request, in override order (later wins):
--- the cluster's offerings, the user's files, providers asked for by name
--- (--provider, the select-backend annotation) -- then, once the policy is
--- compiled, live providers whose attributes the pipeline reads.
-local function static_providers(reg, args, req, notes)
-  local opts, list, seen = args.opts, {}, {}
-  local function add(e)
-    if e and not seen[e.name] then seen[e.name] = true; list[#list + 1] = e end
-  end
-  if not opts.offline then add(reg.providers.get("configmap")) end
-  if opts.attributes and #opts.attributes > 0 then add(reg.providers.get("file")) end
-  for _, n in ipairs(opts.provider or {}) do
-    add(find_provider(reg, n) or errors.raise("USAGE", "unknown provider %q (see 'fluence providers')", n))
-  end
-  -- the Go client ignored select-backend; a family we lack is only a note
-  if req.backend_family then
-    local e = find_provider(reg, req.backend_family)
-    if e then add(e)
-    else notes[#notes + 1] = errors.format("select-backend %q: no provider of that family; ignored", req.backend_family) end
-  end
-  return list, seen
-end
-
--- present: the attribute names the backends gathered so far carry; a live
--- provider that enriches only backends with some attribute (braket-live:
--- device_arn) would return nothing without one, so it is not run.  An
--- enriches entry ATTR=VALUE (azure-prices: cloud=azure) asks for a backend
--- whose ATTR is VALUE (any case), looked for among backends only then.
-local function live_providers(reg, needs, seen, present, backends)
-  local list = {}
-  local function has(a)
-    local attr, value = a:match("^([^=]+)=(.*)$")
-    if not attr then return present[a] end
-    if not present[attr] then return false end
-    value = value:lower()
-    for _, b in ipairs(backends) do
-      local v = b.attrs[attr]
-      if type(v) == "string" and v:lower() == value then return true end
-    end
-    return false
-  end
-  local function wanted(e)
-    local enriches = e.decl.enriches
-    if not enriches then return true end
-    for _, a in ipairs(enriches) do
-      if has(a) then return true end
-    end
-    return false
-  end
-  for _, e in ipairs(reg.providers.list) do
-    local provides = e.decl.live and e.decl.provides
-    if provides and not seen[e.name] then
-      for _, attr in ipairs(provides) do
-        if needs[attr] then
-          if wanted(e) then list[#list + 1] = e end
-          break
-        end
-      end
-    end
-  end
-  return list
-end
-
--- Calls one provider's candidates(ctx) in its sandbox.  A provider that
--- crashes, loops or returns garbage is an INPUT error naming its file.
--- What it returns is read raw (rawlen, rawget): the host never runs a
--- provider's metamethods, which would run outside its budget and time limit.
--- Notes are strings, or { text = "...", run = true } for a fact about the
--- whole run (no credentials ...), said once on stderr.
-local function call_provider(e, ctx)
-  local sandbox = require "fluence.sandbox"
-  e.call = e.call or { kind = "provider", name = e.name, file = e.origin, phase = "candidates",
-                       trusted = e.source == "built-in" }
-  local ok, backends, notes = sandbox.call(e.plugin.candidates, e.call, ctx)
-  -- a structured error from the host's API (the cluster could not be read
-  -- with --require-offerings ...) keeps its meaning and exit code
-  if not ok and errors.is(backends) then error(backends, 0) end
-  if not ok then
-    local msg = tostring(backends)
-    -- name the plugin file unless the message already points somewhere
-    if not msg:match("^[^\n]-:%d+:") then msg = e.origin .. ": " .. msg end
-    errors.raise("INPUT", "provider %q: %s", e.name, msg)
-  end
-  local function bad_notes()
-    errors.raise("INPUT", "provider %q (%s): notes must be a list of strings (or {text =, run = true})",
-                 e.name, e.origin)
-  end
-  if notes ~= nil and type(notes) ~= "table" then bad_notes() end
-  local list, run = {}, {}
-  for i = 1, notes and rawlen(notes) or 0 do
-    local n = rawget(notes, i)
-    if type(n) == "table" then
-      local text = rawget(n, "text")
-      if type(text) ~= "string" then bad_notes() end
-      if rawget(n, "run") == true then run[text] = true end
-      n = text
-    elseif type(n) ~= "string" and type(n) ~= "number" then
-      bad_notes()
-    end
-    list[#list + 1] = tostring(n)
-  end
-  if type(backends) == "table" then
-    local plain = {}
-    for i = 1, rawlen(backends) do plain[i] = sandbox.unwrap(rawget(backends, i)) end
-    backends = plain
-  end
-  return backends, list, run
-end
-selection.call_provider = call_provider
-
--- Runs providers for one request, adding to what earlier ones returned
--- (state = {results = {...}, merged = {...}, notes = {...}, run_notes = {[text] = true}}).
-local function gather(reg, args, req, providers, state)
-  local sandbox = require "fluence.sandbox"
-  for _, e in ipairs(providers) do
-    local t0 = sys.monotonic()
-    local ctx = sandbox.readonly{ request = req, options = args.opts, api = reg.api, backends = state.merged }
-    local backends, pnotes, prun = call_provider(e, ctx)
-    state.results[#state.results + 1] = { provider = e.name, backends = backends or {}, trusted = e.source == "built-in" }
-    for _, n in ipairs(pnotes) do state.notes[#state.notes + 1] = n end
-    for n in pairs(prun) do state.run_notes[n] = true end
-    -- a provider that returned no backends leaves the merge as it was
-    local none = backends == nil or (type(backends) == "table" and next(backends) == nil)
-    if not none or #state.results == 1 then
-      local m, err = merge.merge(state.results)
-      if not m then errors.raise("INPUT", "%s", err) end
-      state.merged = m
-    end
-    logger.v(1, "provider %s: %s in %.0f ms", e.name, require("fluence.plural")(#(backends or {}), "backend"),
-             (sys.monotonic() - t0) * 1000)
-  end
-end
-
--- Once every provider ran: cost_usd estimated from the unit prices the
--- backends carry (fluence.cost, loaded only when some backend has a price;
--- names: the attribute names they carry, when known).
-local function estimate_costs(req, state, names)
-  if require("fluence.units").priced(names or merge.attribute_names(state.merged)) then
-    require("fluence.cost").apply(state, req, merge)
-  end
-end
-
--- Attribute names a policy may mention without being taken for a typo: what
--- the providers returned, and what the live ones would.
-local function known_attributes(reg, present)
-  local set = {}
-  for k in pairs(present) do set[k] = true end
-  for _, e in ipairs(reg.providers.list) do
-    for _, a in ipairs(e.decl.provides or {}) do set[a] = true end
-  end
-  local list = {}
-  for k in pairs(set) do list[#list + 1] = k end
-  table.sort(list)
-  return list
-end
-
--- select-candidates and the cluster's offerings narrow the pool before the
--- pipeline; each drop keeps its reason (the Go client's wording).
-local function narrow(backends, req, offered, dropped)
-  local out = backends
-  if req.candidates then
-    local allow = {}
-    for _, n in ipairs(req.candidates) do allow[n] = true end
-    local kept = {}
-    for _, b in ipairs(out) do
-      if allow[b.name] then kept[#kept + 1] = b else dropped[b.name] = "not in select-candidates" end
-    end
-    out = kept
-  end
-  if offered then
-    local names = {}
-    for _, b in ipairs(offered.backends) do names[b.name] = b end
-    local kept = {}
-    for _, b in ipairs(out) do
-      if not names[b.name] then
-        dropped[b.name] = "not offered by the cluster scheduler"
-      elseif next(b.attrs) == nil then
-        dropped[b.name] = "offered by scheduler but no attributes available (not in file/providers)"
-      else
-        kept[#kept + 1] = b
-      end
-    end
-    out = kept
-  end
-  return out
-end
-
--- A message about byte pos of obj's policy text: at the file's own line and
--- column when the policy's source (fluence.policy_source) maps it, with the
--- file's line and a caret; else at the annotation's (or the object's)
--- position, pointing into the policy text.  what: "selection failed: " ...
-local function policy_message(source, pl_name, text, where, obj, pos, what, msg)
-  local head = describe(obj) .. ": " .. what
-  if source and source.map then
-    if source.same_file then
-      local m = source:locate(pos, head .. msg)
-      if m then return m end
-    else                                  -- a policy file: the object, then the file
-      local m = source:locate(pos, msg)
-      if m then return ("%s: %s%s"):format(where, head, m) end
-    end
-  end
-  local line, col = require("fluence.grammar").linecol(text, pos)
-  return ("%s: %s%s"):format(source and source.at or where, head, sys.locate(pl_name, text, line, col, msg))
+  local api = require("fluence.provider_api").new{ verbose = opts.verbose, cluster = { offerings = clusters.offerings },
+                                                   request_timeout = opts["request-timeout"], overrides = how.api }
+  local policies = how.policies or plugins.load_policies{ dirs = opts["policy-dir"] }
+  local host = require("fluence.provider_host").new{
+    opts = opts, api = api, providers = plugins.load_providers{ dirs = opts["provider-dir"], api = api } }
+  return { policies = policies,
+           decider = require("fluence.decision").new{ opts = opts, host = host, policies = policies,
+                                                      clusters = clusters } }
 end
 
 -- Where obj's select-policy text is written (nil when unknown); only on
@@ -320,14 +59,21 @@ local function manifest_source(stream, obj, req)
   return require("fluence.policy_source").manifest(stream, obj.index, POLICY, req.policy)
 end
 
+-- A message about byte pos of obj's policy, located (fluence.location):
+-- what: "selection failed: " ...
+local function policy_message(source, pl_name, text, at, obj, pos, what, msg)
+  local location = require "fluence.location"
+  return location.render(location.policy{ source = source, name = pl_name, text = text, pos = pos,
+                                          message = msg, at = at, head = describe(obj) .. ": " .. what })
+end
+
 -- A located, one-stage-pointing failure message.
-local function failure(obj, where, result, pl, source)
+local function failure(obj, where, at, result, pl, source)
   local msg = result.error or "no backend selected"
   local stage = #(result.stages or {}) > 0 and pl.stages and pl.stages[#result.stages]
   local text
   if stage and stage.pos then
-    text = policy_message(source, pl.name or "select-policy", pl.text, where, obj, stage.pos,
-                          "selection failed: ", msg)
+    text = policy_message(source, pl.name or "select-policy", pl.text, at, obj, stage.pos, "selection failed: ", msg)
   else
     text = ("%s: %s: selection failed: %s"):format(where, describe(obj), msg)
   end
@@ -344,309 +90,16 @@ local function failure(obj, where, result, pl, source)
   return text .. table.concat(lines)
 end
 
-local function compile(cache, reg, args, text, name, known)
-  local key = name .. "\0" .. text .. "\0" .. table.concat(known, ",")
-  if cache[key] then return cache[key] end
-  local pipeline = require "fluence.pipeline"
-  local pl, err = pipeline.compile(text, { policies = reg.policies, name = name, known_attributes = known,
-                                           cost_tol = args.opts["cost-tol"] })
-  if not pl then
-    if errors.is(err) then error(err, 0) end
-    errors.raise("INPUT", "%s", tostring(err))
-  end
-  cache[key] = pl
-  return pl
-end
-
--- What a selection depends on, beyond the run's options: objects with the
--- same shape of request share one decision (providers, merge, pipeline,
--- audit), so 10,000 identical Jobs cost one selection and 10,000 stamps.
--- Providers therefore run once per distinct request shape (docs/plugins.md).
-local function request_key(req)
-  local parts = { req.policy or "", tostring(req.shots), table.concat(req.candidates or {}, ","),
-                  table.concat(req.constraints or {}, ","), req.backend_family or "",
-                  tostring(req.pods), tostring(req.pod.cpu), tostring(req.pod.memory), tostring(req.pod.gpu),
-                  req.duration and (req.duration.from .. "=" .. req.duration.seconds) or "" }
-  local vt = {}
-  for k, v in pairs(req.pod.virtual or {}) do vt[#vt + 1] = k .. "=" .. tostring(v) end
-  table.sort(vt)
-  parts[#parts + 1] = table.concat(vt, ",")
-  return table.concat(parts, "\0")
-end
-
--- The resource graphs the `fits` policy matches against (request.graphs):
--- every backend's `graph` attribute (a JGF file, e.g. from an attribute
--- file), else the cluster's offerings grafted onto --graph's cluster graph,
--- else --graph alone.  Loaded once per run, only for pipelines that fit.
-local function uses_fits(pl)
-  for _, st in ipairs(pl.stages or {}) do
-    if st.head == "fits" then return true end
-  end
-  return false
-end
-
--- The live cluster's graphs (cluster mode, no --graph): what Fluence builds
--- from the nodes, and, for fits:now, what is free on them now.  Without the
--- right to list the nodes (or pods) a note says so and fits (fits:now)
--- falls back: no graph keeps every backend; no pods matches capacity.
-local function live_graphs(ctx, graphs, notes, run_notes)
-  local cluster = require "fluence.cluster"
-  local src = ctx.reg.clusters
-  src.load(true)
-  local c = src.open().list[1]
-  local full, why = cluster.graph(c, false)
-  if not full then
-    local n = ("cannot read the cluster's nodes (%s): fits keeps every backend"):format(why)
-    notes[#notes + 1] = n
-    if run_notes then run_notes[n] = true end
-    return nil
-  end
-  graphs["*"] = full
-  local sat = cluster.saturation_note(c, c.usage ~= nil)
-  if sat then
-    notes[#notes + 1] = sat
-    if run_notes then run_notes[sat] = true end
-  end
-  local now = full
-  if c.usage then now = cluster.graph(c, true)
-  else
-    local e = c.usage_error
-    local n = ("cannot list the pods running in the cluster (%s): fits:now matches against capacity, " ..
-               "not what runs now"):format(e and e.message or "not read")
-    notes[#notes + 1] = n
-    if run_notes then run_notes[n] = true end
-  end
-  return { ["*"] = now }
-end
-
-local function graphs_for(ctx, backends, offered, notes, run_notes)
-  local match = require "fluence.match"
-  ctx.graph_files = ctx.graph_files or {}
-  local function load(path)
-    if ctx.graph_files[path] == nil then
-      local g, err = match.load_jgf_file(path)
-      if not g then errors.raise("INPUT", "%s", err) end
-      ctx.graph_files[path] = g
-    end
-    return ctx.graph_files[path]
-  end
-  local graphs, now_graphs = {}, nil
-  local cluster = ctx.args.opts.graph and ctx.args.opts.graph[1] and load(ctx.args.opts.graph[1])
-  if not cluster and not ctx.args.opts.offline then
-    now_graphs = live_graphs(ctx, graphs, notes, run_notes)
-  elseif offered and offered.doc then
-    if not ctx.offered_graph then
-      local g, err = match.graph_from_resources(offered.doc, cluster)
-      if not g then errors.raise("INPUT", "fluence-resources: %s", tostring(err)) end
-      ctx.offered_graph = g
-    end
-    graphs["*"] = ctx.offered_graph
-  elseif cluster then
-    graphs["*"] = cluster
-  end
-  for _, b in ipairs(backends) do
-    if type(b.attrs.graph) == "string" then graphs[b.name] = load(b.attrs.graph) end
-  end
-  if next(graphs) == nil then graphs = nil end
-  return graphs, now_graphs
-end
-
--- No candidate left before the pipeline: a failed result that says why.
-local function no_candidates(d, n_backends, dropped)
-  d.dropped, d.result = dropped, { ok = false, stages = {}, dropped = {} }
-  d.no_candidates = n_backends == 0 and
-    " (no provider returned any: give --attributes FILE or --provider NAME)" or ""
-  return d
-end
-
--- The pipeline over pool; what it drops joins what narrowing dropped.
-local function run_pipeline(d, pl, pool, req, dropped)
-  local result = pl:run(pool, req)
-  for name, reason in pairs(result.dropped or {}) do
-    if not dropped[name] then dropped[name] = reason end
-  end
-  d.result, d.dropped = result, dropped
-  return result
-end
-
--- The decision for one request: providers, merge, offerings, pipeline.
--- Object-independent (messages are located by the caller).
-local function decide(ctx, req, how)
-  local args, reg = ctx.args, ctx.reg
-  -- notes: every note, for the audit; run_notes: those about the whole run
-  -- (the cluster's offerings unknown, no credentials), said once on stderr
-  local d = { notes = {}, run_notes = {} }
-  local state = { results = {}, merged = {}, notes = d.notes, run_notes = d.run_notes }
-  local providers, seen = static_providers(reg, args, req, d.notes)
-  gather(reg, args, req, providers, state)
-  local present = merge.attribute_names(state.merged)
-  local pl = how.policy
-  if not pl then
-    local ok, e = errors.try(compile, ctx.cache, reg, args, req.policy, "select-policy",
-                             known_attributes(reg, present))
-    if not ok then d.compile_error = e return d end
-    pl = e
-  end
-  d.pipeline = pl
-  local needs = pl.attributes and pl:attributes() or {}
-  local live = live_providers(reg, needs, seen, present, state.merged)
-  gather(reg, args, req, live, state)
-  estimate_costs(req, state, #live == 0 and present or nil)
-  local backends = state.merged
-  d.all = backends
-  local offered, why = reg.offerings()
-  if why and not args.opts.offline then
-    d.notes[#d.notes + 1] = why
-    d.run_notes[why] = true
-  end
-  local dropped = {}
-  local pool = narrow(backends, req, offered, dropped)
-  if #pool == 0 then return no_candidates(d, #backends, dropped) end
-  if uses_fits(pl) then
-    local sat = request_mod.saturation_note(req)
-    if sat then d.notes[#d.notes + 1] = sat end
-    local graphs, now_graphs = graphs_for(ctx, pool, offered, d.notes, d.run_notes)
-    req = setmetatable({ graphs = graphs, now_graphs = now_graphs }, { __index = req })
-  end
-  local result = run_pipeline(d, pl, pool, req, dropped)
-  if result.ok then d.chosen = result.chosen end
-  return d
-end
-
--- ------------------------------------------------------- several clusters
-
--- A backend of cluster `name` as a candidate among several clusters: named
--- BACKEND@CONTEXT (names stay unique for the pipeline and its reasons), with
--- the attributes `backend` and `context` policies can test.
-local function candidate(b, name)
-  local attrs, source = {}, {}
-  for k, v in pairs(b.attrs) do attrs[k] = v end
-  for k, v in pairs(b.source or {}) do source[k] = v end
-  attrs.backend, attrs.context = b.name, name
-  source.backend, source.context = "cluster", "cluster"
-  return { name = b.name .. "@" .. name, attrs = attrs, source = source }
-end
-
--- The decision for one request among several clusters (--context given
--- more than once): per cluster, the providers (the configmap provider reads
--- that cluster's offerings) and the offerings' narrowing; then one pipeline
--- over every (cluster, backend) candidate, fits matching each against its
--- own cluster's graph.
-local function decide_many(ctx, req, how)
-  local args, reg = ctx.args, ctx.reg
-  local src = reg.clusters
-  local cluster = require "fluence.cluster"
-  local d = { notes = {}, many = true, all = {}, run_notes = {} }
-  local said = {}
-  -- run: a fact about a whole cluster (said once on stderr)
-  local function note(n, run)
-    if not said[n] then said[n] = true; d.notes[#d.notes + 1] = n end
-    if run then d.run_notes[n] = true end
-  end
-  local per = {}
-  for _, c in ipairs(src.open().list) do
-    src.current = c
-    local notes = {}
-    local state = { results = {}, merged = {}, notes = notes, run_notes = d.run_notes }
-    local providers, seen = static_providers(reg, args, req, notes)
-    gather(reg, args, req, providers, state)
-    for _, n in ipairs(notes) do note(n) end
-    per[#per + 1] = { c = c, name = cluster.name(c), state = state, seen = seen }
-  end
-  local pl = how.policy
-  if not pl then
-    local union = {}
-    for _, p in ipairs(per) do for _, b in ipairs(p.state.merged) do union[#union + 1] = b end end
-    union[#union + 1] = { name = "", attrs = { backend = "", context = "" } }
-    local ok, e = errors.try(compile, ctx.cache, reg, args, req.policy, "select-policy",
-                             known_attributes(reg, merge.attribute_names(union)))
-    if not ok then src.current = nil; d.compile_error = e return d end
-    pl = e
-  end
-  d.pipeline = pl
-  local needs = pl.attributes and pl:attributes() or {}
-  local pool, dropped, offered_by = {}, {}, {}
-  for _, p in ipairs(per) do
-    src.current = p.c
-    local notes = {}
-    p.state.notes = notes
-    gather(reg, args, req, live_providers(reg, needs, p.seen, merge.attribute_names(p.state.merged), p.state.merged),
-           p.state)
-    estimate_costs(req, p.state)
-    local offered, why = reg.offerings()
-    for _, n in ipairs(notes) do note(n) end
-    if why and not args.opts.offline then note(why, true) end
-    local dr = {}
-    local kept = narrow(p.state.merged, req, offered, dr)
-    for n, r in pairs(dr) do dropped[n .. "@" .. p.name] = r end
-    for _, b in ipairs(p.state.merged) do d.all[#d.all + 1] = candidate(b, p.name) end
-    for _, b in ipairs(kept) do
-      local cand = candidate(b, p.name)
-      pool[#pool + 1] = cand
-      offered_by[cand.name] = p.c
-    end
-  end
-  src.current = nil
-  if #pool == 0 then return no_candidates(d, #d.all, dropped) end
-  if uses_fits(pl) then
-    local sat = request_mod.saturation_note(req)
-    if sat then note(sat) end
-    local graphs, now_graphs = {}, {}
-    if args.opts.graph and args.opts.graph[1] or args.opts.offline then
-      local g, ng = graphs_for(ctx, pool, nil, d.notes)
-      graphs, now_graphs = g, ng
-    else
-      src.load(true)
-      for name, c in pairs(offered_by) do
-        local full, why = cluster.graph(c, false)
-        if full then
-          graphs[name] = full
-          now_graphs[name] = c.usage and cluster.graph(c, true) or full
-          local sat = cluster.saturation_note(c, c.usage ~= nil)
-          if sat then note(sat, true) end
-          if not c.usage then
-            note(errors.format("cannot list the pods running on context %q (%s): fits:now matches against " ..
-                               "capacity, not what runs now", cluster.name(c),
-                               c.usage_error and c.usage_error.message or "not read"), true)
-          end
-        else
-          note(errors.format("cannot read the nodes of context %q (%s): fits keeps its backends", cluster.name(c), why), true)
-        end
-      end
-      -- a cluster without a graph keeps its candidates (fits has nothing to match)
-      local keep_all = {}
-      for _, b in ipairs(pool) do if not graphs[b.name] then keep_all[b.name] = true end end
-      if next(keep_all) then
-        local none = {}
-        for n in pairs(keep_all) do none[n] = true end
-        req = setmetatable({ keep_unmatched = none }, { __index = req })
-      end
-    end
-    req = setmetatable({ graphs = graphs, now_graphs = now_graphs }, { __index = req })
-  end
-  local result = run_pipeline(d, pl, pool, req, dropped)
-  if result.ok then
-    local top = result.survivors[1]
-    d.chosen, d.context = top.attrs.backend, top.attrs.context
-  end
-  return d
-end
-
--- Selects for one object; returns the record for output/explain.
-local function select_one(ctx, obj, where, how, stream)
+-- Selects for one object; returns the record for output/explain.  at: the
+-- object's place (location.at), where: the same as text.
+local function select_one(run, obj, where, at, how, stream)
   local req = request_mod.build(obj, where, stream)
-  local key = request_key(req)
-  local d = ctx.memo[key]
-  if not d then
-    local many = not ctx.args.opts.offline and ctx.reg.clusters.open().many
-    d = (many and decide_many or decide)(ctx, req, how)
-    ctx.memo[key] = d
-  end
+  local d = run.engine.decider:decide(req, how.policy)
   if d.compile_error then
     local e = d.compile_error
     if e.policy_pos then
       errors.raise(e.kind or "INPUT", "%s", policy_message(manifest_source(stream, obj, req), "select-policy",
-                   req.policy, where, obj, e.policy_pos, "", e.policy_msg))
+                   req.policy, at, obj, e.policy_pos, "", e.policy_msg))
     end
     errors.raise(e.kind or "INPUT", "%s: %s: %s", where, describe(obj), e.message)
   end
@@ -658,7 +111,7 @@ local function select_one(ctx, obj, where, how, stream)
                  "with scheduler offerings%s"):format(where, describe(obj), d.no_candidates)
   elseif not d.result.ok then
     local pl = d.pipeline
-    rec.error = failure(obj, where, d.result, pl, pl.source or (not how.policy and manifest_source(stream, obj, req)))
+    rec.error = failure(obj, where, at, d.result, pl, pl.source or (not how.policy and manifest_source(stream, obj, req)))
     -- a crashing or looping plugin is bad input, not "nothing fits"
     rec.error_kind = d.result.plugin_error and "INPUT" or "SELECT"
   end
@@ -782,11 +235,11 @@ function selection.run(args, how)
     end
   end
 
+  -- the clusters of this run: opened once, whoever asks (apply too)
+  local clusters = how.clusters or require("fluence.cluster_source").new(opts)
   -- said: run-wide notes already on stderr, per cluster (kubeconfig and
   -- contexts: a note about one of several clusters names its context)
-  local contexts = type(opts.context) == "table" and table.concat(opts.context, ",") or (opts.context or "")
-  local ctx = { args = args, cache = {}, memo = {}, said = {}, clusters = how.clusters or clusters_source(args),
-                cluster = (opts.kubeconfig or "") .. "\0" .. contexts }
+  local run = { said = {}, clusters = clusters, cluster = clusters.key or "" }
   -- reading the nodes and pods costs a round trip or more: only when some
   -- policy matches against the live cluster, and then with the offerings
   if not opts.offline and not (opts.graph and opts.graph[1]) then
@@ -795,7 +248,7 @@ function selection.run(args, how)
         local pols = { obj.annotations[POLICY] }
         for _, t in ipairs(obj.templates or {}) do pols[#pols + 1] = t.annotations[POLICY] end
         for _, pol in pairs(pols) do
-          if pol:find("fits", 1, true) then ctx.clusters.want_graph = true end
+          if pol:find("fits", 1, true) then clusters.want_graph = true end
         end
       end
     end
@@ -817,20 +270,21 @@ function selection.run(args, how)
         wanted = false
       end
       if wanted then
-        local where = ("%s:%d:%d"):format(st.name, obj.line or 1, obj.col or 1)
+        local at = { file = st.name, line = obj.line or 1, column = obj.col or 1 }   -- a location.at
+        local where = ("%s:%d:%d"):format(at.file, at.line, at.column)
         selected = selected + 1
         if logger.progress_due() then
           logger.progress(("selecting: %s so far (%s)"):format(require("fluence.plural")(selected, "object"),
                                                                 describe(obj)))
         end
-        ctx.reg = ctx.reg or registries(args, ctx.clusters, how)
-        if how.policy_file and not how.policy then how.policy = how.load_policy(ctx.reg) end
-        local rec = select_one(ctx, obj, where, how, st.stream)
+        run.engine = run.engine or engine(args, clusters, how)
+        if how.policy_file and not how.policy then how.policy = how.load_policy(run.engine) end
+        local rec = select_one(run, obj, where, at, how, st.stream)
         if how.explain then records[#records + 1] = rec end   -- explain's; a select lets them go
         if rec.error and not how.explain then errors.raise(rec.error_kind or "SELECT", "%s", rec.error) end
         if rec.chosen then
           stamp(st.stream, obj, rec)
-          stderr[#stderr + 1] = report(rec, ctx.said, ctx.cluster)
+          stderr[#stderr + 1] = report(rec, run.said, run.cluster)
           chosen, context = rec.chosen, rec.context
         end
       end
@@ -862,6 +316,7 @@ function selection.run(args, how)
     return objects
   end
   local res = { streams = streams, records = records, stderr = table.concat(stderr), warnings = table.concat(warnings),
+                clusters = clusters,
                 write_output = function(_, fd) return inputs.write(fd, rendered) end }
   -- each object as JSON only for those who need it (apply, -o json)
   if how.objects_json or args.opts.output == "json" then

@@ -85,7 +85,7 @@ end
 local function request_with(given, policy)
   local r = { object = { kind = "Job", apiVersion = "batch/v1", name = "test" }, annotations = {}, labels = {},
               policy = policy, shots = 1000, pods = 1, group = { size = 1 },
-              pod = { cpu = 1, memory = 0, gpu = 0, virtual = {} }, where = "test" }
+              pod = { cpu = 1, memory = 0, gpu = 0, virtual = {} }, require = {}, where = "test" }
   for k, v in pairs(given or {}) do r[k] = v end
   if given and given.pods and not given.group then r.group = { size = given.pods } end
   return r
@@ -157,8 +157,7 @@ function t.provider(name, o, where)
   end
   local ctx = sandbox.readonly{ request = request_with(o.request), options = o.options or {}, api = api,
                                 backends = o.backends or {} }
-  local selection = require "fluence.selection"
-  local ok, backends, notes, run = errors.try(selection.call_provider, entry, ctx)
+  local ok, backends, notes, run = errors.try(require("fluence.provider_host").call, entry, ctx)
   s.check()
   if not ok then fail(message(backends)) end
   local merged, merr = require("fluence.merge").merge{ { provider = entry.name, backends = backends or {} } }

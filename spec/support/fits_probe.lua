@@ -28,8 +28,10 @@ local CONFIGMAP = {
 
 local reg = plugins.load_policies { dirs = { root .. "/policies" } }
 local fits = reg.get("fits").plugin
-local sat = fits.compile({}, { error = error })
-local now = fits.compile({ args = { raw = "now", pos = 6 } }, { error = error })
+-- the host's ctx: its error and its jobspec builder (ctx.jobspecs)
+local CTX = { error = error, jobspecs = require("fluence.jobspecs").for_backend }
+local sat = fits.compile({}, CTX)
+local now = fits.compile({ args = { raw = "now", pos = 6 } }, CTX)
 local cluster = assert(match.load_jgf_file(root .. "/spec/fixtures/match/small.json"))
 local graph = assert(match.graph_from_resources(CONFIGMAP, cluster))
 local m = assert(graph:matcher { policy = "first" })

@@ -78,9 +78,11 @@ function cmd.run(args)
 
   local apply = require "fluence.apply"
   -- each object goes to the cluster chosen for it (with several --context);
-  -- objects this run did not place go to the first context named
+  -- objects this run did not place go to the first context named.  The
+  -- clusters are the selection's: each opened once per run (its exec
+  -- credential plugin run once), whoever reached it first.
   local cluster = require "fluence.cluster"
-  local cl = cluster.open(opts)
+  local cl = res.clusters.open()
   local by_name, groups = {}, {}
   for _, c in ipairs(cl.list) do by_name[cluster.name(c)] = c end
   local first = cl.list[1]

@@ -22,7 +22,7 @@ function cmd.run(args)
   if fmt ~= "jgf" and fmt ~= "tree" and fmt ~= "yaml" then
     errors.raise("USAGE", "graph: unknown output format %q (jgf, json, yaml or tree)", tostring(fmt))
   end
-  local cl = cluster.open(opts)
+  local cl = require("fluence.cluster_source").new(opts).open()
   cluster.load(cl.list, { offerings = opts["fluence-ns"] or "kube-system", nodes = true, pods = opts.now })
   local parts, notes = {}, {}
   for _, c in ipairs(cl.list) do

@@ -12,22 +12,6 @@ local json = require "fluence.json"
 
 local M = {}
 
-local REQ = request.PREFIX .. "require-"
-
--- require-<attr> annotations of the object and of its pod templates
-function M.requires(obj)
-  local req = {}
-  local function scan(ann)
-    for k, v in pairs(ann or {}) do
-      local attr = type(k) == "string" and k:sub(1, #REQ) == REQ and k:sub(#REQ + 1)
-      if attr and attr ~= "" then req[attr] = v end
-    end
-  end
-  scan(obj.annotations)
-  for _, t in ipairs(obj.templates or {}) do scan(t.annotations) end
-  return req
-end
-
 -- The groups of the manifests: { { where=, object=, request=, set= }, ... }
 function M.groups(files)
   local out = {}
@@ -37,8 +21,7 @@ function M.groups(files)
     for _, obj in ipairs(s:objects()) do
       if obj.targets_fluence then
         local where = ("%s:%d:%d"):format(f.name, obj.line or 1, obj.col or 1)
-        local req = request.build(obj, where, s)
-        req.require = M.requires(obj)
+        local req = request.build(obj, where, s)      -- req.require: the require-<attr> pins
         local ok, set = pcall(jobspecs.for_request, req)
         if not ok then errors.raise("INPUT", "%s: %s", where, tostring(set)) end
         out[#out + 1] = { where = where, object = req.object, request = req, set = set }

@@ -9,10 +9,12 @@
 local sys = require "fluence.sys"
 local errors = require "fluence.errors"
 local scaffold = require "fluence.scaffold"
+-- the kinds, their directories and the name rule: the plugin contract's
+local contract = require "fluence.plugin_contract"
 
 local cmd = {}
 
-local KINDS = { policy = "policies", provider = "providers" }
+local KINDS = contract.kinds
 
 -- mkdir -p
 local function make_dirs(path)
@@ -33,8 +35,8 @@ function cmd.run(args)
   end
   if not name then errors.raise("USAGE", "new: %s needs a NAME (%s new %s NAME)", kind, prog, kind) end
   if #args.positional > 2 then errors.raise("USAGE", "new: unexpected argument %q", args.positional[3]) end
-  if not name:match("^[%a_][%w_.%-]*$") then
-    errors.raise("USAGE", "new: bad %s name %q (letters, digits, _ . -; starting with a letter or _)", kind, name)
+  if not name:match(contract.NAME) then
+    errors.raise("USAGE", "new: bad %s name %q (%s)", kind, name, contract.NAME_RULE)
   end
   local dir = args.opts.dir
   if not dir then
@@ -64,10 +66,10 @@ function cmd.run(args)
     lines[#lines + 1] = ('use:  fluence.flux-framework.org/select-policy: "%s:2.5"'):format(name)
   end
   if args.opts.dir then     -- ~/.fluence is on the search path already; DIR is not
-    lines[#lines + 1] = ("      with --%s-dir %s/%s (or FLUENCE_%s_PATH)"):format(kind, dir, KINDS[kind],
-                                                                          kind:upper())
+    local k = KINDS[kind]
+    lines[#lines + 1] = ("      with %s %s/%s (or %s)"):format(k.option, dir, k.dir, k.env)
   end
-  local builtin = sys.embedded(KINDS[kind] .. "/" .. name .. ".lua")
+  local builtin = sys.embedded(KINDS[kind].dir .. "/" .. name .. ".lua")
   if builtin then
     sys.write(2, ("fluence: note: %s %q replaces the built-in of that name wherever %s is on the search path\n")
                  :format(kind, name, dir))

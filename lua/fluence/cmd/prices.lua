@@ -78,7 +78,7 @@ end
 
 -- Runs the price provider of every cloud asked about over the rows.
 local function gather(args, api, providers, rows)
-  local selection = require "fluence.selection"
+  local provider_host = require "fluence.provider_host"
   local sandbox = require "fluence.sandbox"
   local merge = require "fluence.merge"
   local backends, clouds, seen = {}, {}, {}
@@ -96,7 +96,7 @@ local function gather(args, api, providers, rows)
   for _, cloud in ipairs(clouds) do
     local e = providers[cloud]
     local ctx = sandbox.readonly{ request = {}, options = args.opts, api = api, backends = merged }
-    local out, pnotes = selection.call_provider(e, ctx)
+    local out, pnotes = provider_host.call(e, ctx)
     results[#results + 1] = { provider = e.name, backends = out or {}, trusted = e.source == "built-in" }
     for _, n in ipairs(pnotes) do notes[#notes + 1] = n end
   end

@@ -22,6 +22,7 @@ local sys = require "fluence.sys"
 local yaml = require "fluence.yaml"
 local json = require "fluence.json"
 local project = require "fluence.testing.project"
+local location = require "fluence.location"
 
 local cases = {}
 
@@ -42,15 +43,16 @@ local function is_list(v) return type(v) == "table" and json.is_array(v) end
 local function is_map(v) return type(v) == "table" and not json.is_array(v) and v ~= yaml.null end
 local function is_null(v) return v == yaml.null end
 
--- A located error at container[key] (or the container) of this file.
+-- The location (fluence.location) of an error at container[key] (or the
+-- container) of this file.
 local function at(f, container, key, msg)
   local m = type(container) == "table" and yaml.marks(container)
   local pos = m and (key ~= nil and m.keys and m.keys[key] or m)
-  if pos then return sys.locate(f.path, f.text, pos.line, pos.col, msg) end
-  return f.path .. ": " .. msg
+  if pos then return location.in_text(f.path, f.text, pos.line, pos.col, msg) end
+  return { file = f.path, message = msg }
 end
 
-cases.at = at
+cases.location = at
 
 local function line_of(container, key)
   local m = type(container) == "table" and yaml.marks(container)
@@ -59,7 +61,7 @@ local function line_of(container, key)
 end
 
 local function unknown_key(f, t, k, allowed)
-  local s = require("fluence.pipeline").suggest(tostring(k), allowed)
+  local s = require("fluence.suggest").closest(tostring(k), allowed)
   return at(f, t, k, ("unknown key %q%s (expected one of %s)"):format(tostring(k),
             s and (" (did you mean %q?)"):format(s) or "", table.concat(allowed, ", ")))
 end
@@ -188,7 +190,7 @@ local function check_complete(f, merged, node)
   if merged.expect == nil then return at(f, node, nil, "a case needs expect: {chosen: ..., exit: ...}") end
 end
 
-function cases.load(path, text)
+local function read(path, text)
   local doc, err = yaml.decode(text, path)
   if doc == nil then
     if err then return nil, err end
@@ -225,6 +227,14 @@ function cases.load(path, text)
     f.cases[#f.cases + 1] = { spec = merged, node = c, name = name, line = line_of(c, "name") }
   end
   return f
+end
+
+-- A test file's cases, or nil, the message and its location (when known).
+function cases.load(path, text)
+  local f, err = read(path, text)
+  if f then return f end
+  if type(err) == "table" then return nil, location.render(err), err end
+  return nil, err
 end
 
 -- t.select's arguments for a case.
