@@ -399,11 +399,13 @@ average was 20-36) on a build that behaves as the real one
 ### Issue 30: what each run does, changed
 
 Before: 48ab855 (issue 28's prices merged, the C structure split merged);
-after: this tree.
+after: this tree.  The first two rows also on main after i26l's Lua split
+(aa251b2): 7.33 M and 8.11 M (7.15 M with the prices given) there, 6.69 M
+and 7.24 M (6.62 M) here, merged with it.
 
 | run | before | after | floor (same count) |
 |---|---|---|---|
-| `select` on the quickstart, offline, no prices | 7.37 M | 6.63 M | `/bin/true` 0.13 M; `fluence version` 0.66 -> 0.63 M |
+| `select` on the quickstart, offline, no prices | 7.37 M | 6.63 M | `/bin/true` 0.13 M; `fluence version` 0.66 -> 0.61 M |
 | the same on 6aa0407, before prices landed | 6.83 M | | |
 | `select`, aws-prices example, warm price cache | 8.23 M | 7.16 M | the same prices in the attribute file: 7.25 -> 6.53 M (+13.5% -> +9.7%) |
 | 10,000 backends, YAML, 5-stage policy | 1,056 M | 1,052 M | libyaml's event parse 447 M |
