@@ -6,6 +6,10 @@ graph and fits:now can be timed at scale without creating 150,000 pods in a
 real etcd.  Every page is made once, at the first request for it.
 
     cluster_server.py --port-file PATH [--nodes 5000] [--pods 150000]
+                      [--offerings FILE] [--tls-cert PEM --tls-key PEM]
+
+--offerings serves FILE as the fluence-resources ConfigMap's resources.yaml
+(kube-system); --tls-cert/--tls-key serve HTTPS instead of plain HTTP.
 
 Objects look like what a cluster returns for Job-made pods on GPU nodes:
 metadata with labels, an owner and managed fields; a container with
@@ -130,7 +134,13 @@ class Handler(BaseHTTPRequestHandler):
         limit = int(q.get("limit", ["500"])[0] or 500)
         cont = q.get("continue", [""])[0]
         start = int(cont.rsplit("-", 1)[1]) if cont else 0
-        if u.path in ("/api/v1/nodes", "/api/v1/pods"):
+        if ARGS.offerings and u.path == "/api/v1/namespaces/kube-system/configmaps/fluence-resources":
+            with open(ARGS.offerings) as f:
+                cm = {"apiVersion": "v1", "kind": "ConfigMap",
+                      "metadata": {"name": "fluence-resources", "namespace": "kube-system"},
+                      "data": {"resources.yaml": f.read()}}
+            self.send(200, json.dumps(cm).encode())
+        elif u.path in ("/api/v1/nodes", "/api/v1/pods"):
             kind = u.path.rsplit("/", 1)[1]
             self.send(200, page(kind, start, limit, q.get("fieldSelector", [""])[0]))
         else:
@@ -144,8 +154,16 @@ def main():
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--pods", type=int, default=150000)
+    ap.add_argument("--offerings")
+    ap.add_argument("--tls-cert")
+    ap.add_argument("--tls-key")
     ARGS = ap.parse_args()
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if ARGS.tls_cert:
+        import ssl
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(ARGS.tls_cert, ARGS.tls_key)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     with open(ARGS.port_file + ".tmp", "w") as f:
         f.write(str(srv.server_address[1]))
     os.rename(ARGS.port_file + ".tmp", ARGS.port_file)

@@ -11,6 +11,13 @@
  *       a regular file only (a FIFO or a device put there is refused, not
  *       waited on), at most limit bytes; missing is true when there is no
  *       such file (a cache miss, not a problem worth a note).
+ *   cachefile.path(dir, provider, key) -> "dir/PROVIDER/KEY-HASH.json"
+ *       the file of one cache entry: provider and key with every byte but
+ *       [A-Za-z0-9.-] made '_' (the key cut to 80 bytes), HASH the 32-bit
+ *       FNV-1a of provider .. "\0" .. key in 8 hex digits -- the names the
+ *       cache has always had, made here rather than byte by byte in Lua
+ *       (where a price provider's clock ran: a warm cache's lookups were
+ *       a tenth of a select).
  *   cachefile.mkdirs(path) -> true | nil, "path: reason"
  *       path and every missing directory above it, mode 0700 (less the
  *       umask).
@@ -19,6 +26,7 @@
  * without this: io.open has no O_EXCL, and two runs writing through one
  * temporary name would interleave. */
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +35,44 @@
 #include <unistd.h>
 #include <lauxlib.h>
 #include "readfile.h"
+
+static void add_safe(luaL_Buffer *b, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        int keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
+        luaL_addchar(b, keep ? (char)c : '_');
+    }
+}
+
+static uint32_t fnv1a(uint32_t h, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h;
+}
+
+static int cachefile_path(lua_State *L)
+{
+    size_t dl, pl, kl;
+    const char *dir = luaL_checklstring(L, 1, &dl);
+    const char *provider = luaL_checklstring(L, 2, &pl);
+    const char *key = luaL_checklstring(L, 3, &kl);
+    uint32_t h = fnv1a(2166136261u, provider, pl);
+    h = fnv1a(h, "", 1);                        /* the NUL between them */
+    h = fnv1a(h, key, kl);
+    char hex[16];
+    snprintf(hex, sizeof hex, "-%08x.json", h);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addlstring(&b, dir, dl);
+    luaL_addchar(&b, '/');
+    add_safe(&b, provider, pl);
+    luaL_addchar(&b, '/');
+    add_safe(&b, key, kl < 80 ? kl : 80);
+    luaL_addstring(&b, hex);
+    luaL_pushresult(&b);
+    return 1;
+}
 
 static int fail(lua_State *L, const char *path, int err)
 {
@@ -128,7 +174,8 @@ static int cachefile_mkdirs(lua_State *L)
 int luaopen_fluence_cachefile(lua_State *L)
 {
     static const luaL_Reg funcs[] = {
-        {"write", cachefile_write}, {"read", cachefile_read}, {"mkdirs", cachefile_mkdirs}, {NULL, NULL}
+        {"write", cachefile_write}, {"read", cachefile_read}, {"mkdirs", cachefile_mkdirs},
+        {"path", cachefile_path}, {NULL, NULL}
     };
     luaL_newlib(L, funcs);
     return 1;

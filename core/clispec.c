@@ -13,9 +13,9 @@ enum { V_SELECT = 1 << 0, V_APPLY = 1 << 1, V_CREATE = 1 << 2, V_RUN = 1 << 3,
        V_EXPLAIN = 1 << 4, V_MATCH = 1 << 5, V_JOBSPEC = 1 << 6, V_POLICIES = 1 << 7,
        V_PROVIDERS = 1 << 8, V_COMPLETION = 1 << 9, V_VERSION = 1 << 10, V_HELP = 1 << 11,
        V_GRAPH = 1 << 12, V_TEST = 1 << 13, V_CHECK = 1 << 14, V_NEW = 1 << 15,
-       V_FN = 1 << 16, V_PRICES = 1 << 17, V_RBAC = 1 << 18 };
+       V_FN = 1 << 16, V_PRICES = 1 << 17, V_RBAC = 1 << 18, V_DIFF = 1 << 19 };
 #define V_APPLYING (V_APPLY | V_CREATE)
-#define V_SELECTING (V_SELECT | V_APPLYING | V_RUN | V_EXPLAIN | V_FN)
+#define V_SELECTING (V_SELECT | V_APPLYING | V_RUN | V_EXPLAIN | V_FN | V_DIFF)
 #define V_FILES (V_SELECTING & ~V_FN)   /* the selecting verbs reading -f: fn reads a ResourceList */
 #define V_PLUGINS (V_TEST | V_CHECK)   /* the plugin authors' verbs that load plugins */
 #define V_ALL 0xffffffffu
@@ -31,6 +31,7 @@ static const struct verb verbs[] = {
     {"select", V_SELECT, "-f FILE [options]", "choose a backend for each Fluence object and print the annotated manifest"},
     {"apply", V_APPLY, "-f FILE [options]", "select, then server-side apply every object to the cluster"},
     {"create", V_CREATE, "-f FILE [options]", "select, then create every object (fails if one exists)"},
+    {"diff", V_DIFF, "-f FILE [options]", "show, per context, what apply would create, change, move or leave (server dry run)"},
     {"run", V_RUN, "POLICY.lua -f FILE [options]", "select with a policy written in Lua (a file returning a pipeline or a function)"},
     {"explain", V_EXPLAIN, "-f FILE [options]", "show, per object, every backend, its attributes and what each stage did"},
     {"fn", V_FN, "[options] < ResourceList", "run as a KRM function (kpt, kustomize): select in a ResourceList read on stdin"},
@@ -73,11 +74,11 @@ static const struct option options[] = {
     {"coverage-min", 0, VALUE, 0, V_TEST, "PERCENT", "exit 1 when the tests ran fewer than PERCENT of the plugins' lines (implies --coverage)"},
     {"dir", 0, VALUE, 0, V_NEW, "DIR", "where to create the plugin and its tests (default ~/.fluence)"},
     {"dry-run", 0, OPTIONAL, 0, V_APPLYING, "MODE", "none, client (print only; the default when given alone) or server"},
-    {"field-manager", 0, VALUE, 0, V_APPLYING, "NAME", "server-side apply field manager (default kubectl-fluence)"},
+    {"field-manager", 0, VALUE, 0, V_APPLYING | V_DIFF, "NAME", "server-side apply field manager (default kubectl-fluence)"},
     {"filename", 'f', VALUE, 1, V_FILES | V_JOBSPEC, "FILE", "manifest file, directory, or - for stdin; repeatable"},
     {"fits-best-effort", 0, FLAG, 0, V_SELECTING | V_GRAPH, NULL, "fits, fits:now and graph --now: when the cluster's nodes or pods cannot be read, keep every backend (match capacity) with a note, instead of exit 4"},
     {"fluence-ns", 0, VALUE, 0, V_SELECTING | V_JOBSPEC | V_GRAPH | V_RBAC, "NS", "namespace of the fluence-resources ConfigMap (default kube-system)"},
-    {"force-conflicts", 0, FLAG, 0, V_APPLYING, NULL, "take ownership of fields other managers set"},
+    {"force-conflicts", 0, FLAG, 0, V_APPLYING | V_DIFF, NULL, "take ownership of fields other managers set"},
     {"force-select", 0, FLAG, 0, V_SELECTING, NULL, "replace an existing require-backend pin"},
     {"format", 'F', VALUE, 0, V_MATCH, "FMT", "match output: simple (default), rv1, rv1_nosched or jgf"},
     {"graph", 0, VALUE, 1, V_SELECTING | V_MATCH | V_JOBSPEC, "FILE", "cluster resource graph (JGF) for fit checks / matching"},
@@ -85,6 +86,7 @@ static const struct option options[] = {
     {"help", 'h', FLAG, 0, V_ALL, NULL, "show this help"},
     {"instance-type", 't', VALUE, 1, V_PRICES, "TYPE", "an instance type, VM size or GPU name of --cloud; repeatable"},
     {"kubeconfig", 0, VALUE, 0, V_SELECTING | V_GRAPH, "FILE", "kubeconfig file (else KUBECONFIG, else ~/.kube/config)"},
+    {"move", 0, FLAG, 0, V_APPLYING | V_DIFF, NULL, "with several --context: delete the copy an earlier apply placed in another context, once the new one is accepted"},
     {"namespace", 'n', VALUE, 0, V_SELECTING, "NS", "namespace for objects that do not name one"},
     {"now", 0, FLAG, 0, V_GRAPH, NULL, "what is free now: less what the pods bound to each node request"},
     {"offline", 0, FLAG, 0, V_SELECTING, NULL, "do not contact the cluster (no offerings); prices from the cache only"},

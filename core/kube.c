@@ -738,7 +738,8 @@ static void unknown_context(lua_State *L, const char *name, int m)
     lua_error(L);
 }
 
-/* load{kubeconfig=, context=, namespace=} */
+/* load{kubeconfig=, context=, namespace=} -> config;
+ * load{kubeconfig=, current_only=true} -> the current context's name | nil */
 static int kube_load(lua_State *L)
 {
     lazylib_curl(L);        /* URL parsing and requests */
@@ -747,6 +748,9 @@ static int kube_load(lua_State *L)
     const char *explicit_file = field_str(L, 1, "kubeconfig");
     const char *want_ctx = field_str(L, 1, "context");
     const char *want_ns = field_str(L, 1, "namespace");
+    lua_getfield(L, 1, "current_only");
+    int current_only = lua_toboolean(L, -1);
+    lua_pop(L, 1);
     lua_getfield(L, 1, "exec_timeout");
     double exec_timeout = luaL_optnumber(L, -1, 0);
     lua_pop(L, 1);
@@ -787,6 +791,7 @@ static int kube_load(lua_State *L)
     }
     lua_getfield(L, 3, "current");
     const char *current = lua_tostring(L, -1);                       /* 4 */
+    if (current_only) return 1;     /* its name (or nil): no credentials read */
     lua_getfield(L, 3, "contexts");                                  /* 5 */
     lua_pushnil(L);
     int empty = lua_next(L, 5) == 0;

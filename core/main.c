@@ -32,6 +32,14 @@ int main(int argc, char **argv)
         fluence_runtime_exit(L);
         return fluence_close_stdout(rc);
     }
+    /* args.argv: the words as given, for the commands a hint suggests
+     * running again (lua/fluence/hint.lua) */
+    lua_createtable(L, argc > 1 ? argc - 1 : 0, 0);
+    for (int i = 1; i < argc; i++) {
+        lua_pushstring(L, argv[i]);
+        lua_rawseti(L, -2, i);
+    }
+    lua_setfield(L, -2, "argv");
     /* Help is answered from the C tables without starting any Lua module. */
     lua_getfield(L, -1, "verb");
     const char *verb = lua_tostring(L, -1);

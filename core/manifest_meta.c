@@ -61,6 +61,13 @@ static void reading(const struct mtree *t, size_t v, const char *word, char *out
     else snprintf(out, cap, "%s", as);
 }
 
+int mm_is_string(const struct mtree *t, size_t v)
+{
+    struct yk_value yv;
+    const char *word = json_word(t, v, &yv);
+    return strcmp(word, "string") == 0 || strcmp(word, "null") == 0;
+}
+
 int mm_not_string(const struct mtree *t, size_t v, const char *path, char *msg, size_t cap)
 {
     struct yk_value yv;

@@ -12,5 +12,8 @@ void mm_check(lua_State *L, struct mparse *p, size_t obj);
 /* Is value v something kubectl does not read as a string (nor null)?  Then
  * msg says so ("PATH: kubectl reads yes as a boolean ..., not a string"). */
 int mm_not_string(const struct mtree *t, size_t v, const char *path, char *msg, size_t cap);
+/* Does kubectl read value v as a string (or null)?  mm_not_string's test
+ * alone, for the checks that name a path only when it fails. */
+int mm_is_string(const struct mtree *t, size_t v);
 
 #endif

@@ -40,6 +40,15 @@ static void record_text(const struct mtree *t, struct mshape *s, int decides, si
     snprintf(e->msg, sizeof e->msg, "%s", msg);
 }
 
+/* A field's path as a message names it: a prefix ("" or "spec.template.")
+ * and the rest, joined only when there is something to say (nearly every
+ * object passes: joining them up front was a fifth of reading an object). */
+#define PATH_MAX_LEN 160
+static void join(char *out, const char *prefix, const char *rest)
+{
+    snprintf(out, PATH_MAX_LEN, "%s%s", prefix, rest);
+}
+
 static void record(const struct mtree *t, struct mshape *s, int decides, size_t v,
                    const char *path, const char *want)
 {
@@ -54,18 +63,20 @@ static void record(const struct mtree *t, struct mshape *s, int decides, size_t 
 static void want_string(const struct mtree *t, struct mshape *s, int decides, size_t v, const char *path)
 {
     char msg[sizeof s->err[0].msg];
-    if (v && mm_not_string(t, v, path, msg, sizeof msg)) record_text(t, s, decides, v, msg);
+    if (v && !mm_is_string(t, v) && mm_not_string(t, v, path, msg, sizeof msg)) record_text(t, s, decides, v, msg);
 }
 
 /* The value of key in map when it has the wanted type; 0 when absent or null
- * (as if absent) or when it has another type (recorded). */
+ * (as if absent) or when it has another type (recorded at prefix + rest). */
 static size_t expect(const struct mtree *t, struct mshape *s, size_t map, const char *key, int want,
-                     int decides, const char *path)
+                     int decides, const char *prefix, const char *rest)
 {
     if (!map) return 0;
     size_t v = mt_get(t, map, key, NULL), r;
     if (!v || mt_is_null(t, v)) return 0;
     if (mt_resolve(t, v, &r)->type == want) return r;
+    char path[PATH_MAX_LEN];
+    join(path, prefix, rest);
     record(t, s, decides, v, path, want == MN_MAP ? "a mapping" : "a sequence (a list)");
     return 0;
 }
@@ -73,15 +84,17 @@ static size_t expect(const struct mtree *t, struct mshape *s, size_t map, const 
 /* String maps: annotations and labels.  A value that is not a scalar would
  * be dropped unseen (a select-policy written as a list). */
 static void string_map(const struct mtree *t, struct mshape *s, size_t meta, const char *key, int decides,
-                       const char *path)
+                       const char *prefix, const char *rest)
 {
-    size_t m = expect(t, s, meta, key, MN_MAP, decides, path);
+    size_t m = expect(t, s, meta, key, MN_MAP, decides, prefix, rest);
     if (!m) return;
     for (size_t k = t->nodes[m].first; k; k = t->nodes[t->nodes[k].next].next) {
         size_t v = t->nodes[k].next;
         const struct mnode *kn = mt_resolve(t, k, NULL), *vn = mt_resolve(t, v, NULL);
         if (kn->type != MN_SCALAR || mt_is_merge_key(t, k)) continue;
-        char shown[64], what[96];
+        if (vn->type == MN_SCALAR && mm_is_string(t, v)) continue;
+        char path[PATH_MAX_LEN], shown[64], what[PATH_MAX_LEN + 64];
+        join(path, prefix, rest);
         fluence_escape_into(shown, sizeof shown, t->arena + kn->val, kn->len, 0);
         snprintf(what, sizeof what, "%s %s", path, shown);
         if (vn->type == MN_SCALAR) want_string(t, s, decides, v, what);
@@ -91,18 +104,18 @@ static void string_map(const struct mtree *t, struct mshape *s, size_t meta, con
 
 static void metadata(const struct mtree *t, struct mshape *s, size_t holder, const char *prefix)
 {
-    char path[64];
-    snprintf(path, sizeof path, "%smetadata", prefix);
-    size_t meta = expect(t, s, holder, "metadata", MN_MAP, 1, path);
-    static const char *const names[] = {"name", "generateName", "namespace", NULL};
-    for (int i = 0; meta && names[i]; i++) {
-        snprintf(path, sizeof path, "%smetadata.%s", prefix, names[i]);
-        want_string(t, s, 1, mt_get(t, meta, names[i], NULL), path);
+    size_t meta = expect(t, s, holder, "metadata", MN_MAP, 1, prefix, "metadata");
+    static const char *const names[][2] = {{"name", "metadata.name"}, {"generateName", "metadata.generateName"},
+                                           {"namespace", "metadata.namespace"}};
+    for (int i = 0; meta && i < 3; i++) {
+        size_t v = mt_get(t, meta, names[i][0], NULL);
+        if (!v || mm_is_string(t, v)) continue;
+        char path[PATH_MAX_LEN];
+        join(path, prefix, names[i][1]);
+        want_string(t, s, 1, v, path);
     }
-    snprintf(path, sizeof path, "%smetadata.annotations", prefix);
-    string_map(t, s, meta, "annotations", 0, path);
-    snprintf(path, sizeof path, "%smetadata.labels", prefix);
-    string_map(t, s, meta, "labels", 1, path);
+    string_map(t, s, meta, "annotations", 0, prefix, "metadata.annotations");
+    string_map(t, s, meta, "labels", 1, prefix, "metadata.labels");
 }
 
 /* spec.schedulerName: fluence, whatever the rest of the pod looks like */
@@ -115,32 +128,28 @@ static void scheduler(const struct mtree *t, struct mshape *s, size_t spec)
 /* A pod template: metadata, spec, spec.containers. */
 static void pod(const struct mtree *t, struct mshape *s, size_t node, const char *prefix)
 {
-    char path[64];
     metadata(t, s, node, prefix);
-    snprintf(path, sizeof path, "%sspec", prefix);
-    size_t spec = expect(t, s, node, "spec", MN_MAP, 1, path);
+    size_t spec = expect(t, s, node, "spec", MN_MAP, 1, prefix, "spec");
     scheduler(t, s, spec);
-    snprintf(path, sizeof path, "%sspec.containers", prefix);
-    expect(t, s, spec, "containers", MN_SEQ, 1, path);
-    snprintf(path, sizeof path, "%sspec.initContainers", prefix);
-    expect(t, s, spec, "initContainers", MN_SEQ, 1, path);
+    expect(t, s, spec, "containers", MN_SEQ, 1, prefix, "spec.containers");
+    expect(t, s, spec, "initContainers", MN_SEQ, 1, prefix, "spec.initContainers");
 }
 
 void ms_check(const struct mtree *t, size_t obj, struct mshape *s)
 {
     memset(s, 0, sizeof *s);
     metadata(t, s, obj, "");
-    size_t spec = expect(t, s, obj, "spec", MN_MAP, 1, "spec");
+    size_t spec = expect(t, s, obj, "spec", MN_MAP, 1, "", "spec");
     if (!spec) return;
     /* a Pod: spec.containers */
     scheduler(t, s, spec);
-    expect(t, s, spec, "containers", MN_SEQ, 1, "spec.containers");
-    expect(t, s, spec, "initContainers", MN_SEQ, 1, "spec.initContainers");
+    expect(t, s, spec, "containers", MN_SEQ, 1, "", "spec.containers");
+    expect(t, s, spec, "initContainers", MN_SEQ, 1, "", "spec.initContainers");
     /* a workload: spec.template; a CronJob: spec.jobTemplate.spec.template */
-    size_t tmpl = expect(t, s, spec, "template", MN_MAP, 1, "spec.template");
+    size_t tmpl = expect(t, s, spec, "template", MN_MAP, 1, "", "spec.template");
     if (tmpl) pod(t, s, tmpl, "spec.template.");
-    size_t jt = expect(t, s, spec, "jobTemplate", MN_MAP, 1, "spec.jobTemplate");
-    size_t jspec = expect(t, s, jt, "spec", MN_MAP, 1, "spec.jobTemplate.spec");
-    size_t jtmpl = expect(t, s, jspec, "template", MN_MAP, 1, "spec.jobTemplate.spec.template");
+    size_t jt = expect(t, s, spec, "jobTemplate", MN_MAP, 1, "", "spec.jobTemplate");
+    size_t jspec = expect(t, s, jt, "spec", MN_MAP, 1, "", "spec.jobTemplate.spec");
+    size_t jtmpl = expect(t, s, jspec, "template", MN_MAP, 1, "", "spec.jobTemplate.spec.template");
     if (jtmpl) pod(t, s, jtmpl, "spec.jobTemplate.spec.template.");
 }

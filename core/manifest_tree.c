@@ -44,22 +44,34 @@ static int mp_gc(lua_State *L)
 #define HIGH_BITS 0x8080808080808080ull
 
 /* Is every byte below 0x80?  Then character indexes are byte offsets. */
-static int all_ascii(const char *text, size_t len)
+/* Extends the text's known ASCII prefix past byte idx (a block at a time),
+ * or to its first byte >= 0x80, or to its end.  As far as the parse has
+ * got, never the whole text up front: a mapped file's pages are read in
+ * the parse's order, and handed back behind it (manifest.c). */
+static void extend_ascii(struct mparse *p, size_t idx)
 {
-    const unsigned char *s = (const unsigned char *)text;
-    size_t i = 0;
-    while (i + 4096 <= len) {                   /* blocks the compiler vectorises */
-        uint64_t acc = 0;
-        for (size_t j = 0; j < 4096; j += 8) {
-            uint64_t w;
-            memcpy(&w, s + i + j, 8);
-            acc |= w;
+    const unsigned char *s = (const unsigned char *)p->text;
+    size_t i = p->ascii_to;
+    while (i <= idx && i < p->len) {
+        if (i + 4096 <= p->len) {               /* blocks the compiler vectorises */
+            uint64_t acc = 0;
+            for (size_t j = 0; j < 4096; j += 8) {
+                uint64_t w;
+                memcpy(&w, s + i + j, 8);
+                acc |= w;
+            }
+            if (!(acc & HIGH_BITS)) { i += 4096; continue; }
         }
-        if (acc & HIGH_BITS) return 0;
-        i += 4096;
+        size_t e = i + 4096 < p->len ? i + 4096 : p->len;
+        while (i < e && !(s[i] & 0x80)) i++;
+        if (i < e) {
+            p->ascii_to = i;
+            p->ascii_end = 1;
+            return;
+        }
     }
-    for (; i < len; i++) if (s[i] & 0x80) return 0;
-    return 1;
+    p->ascii_to = i;
+    if (i >= p->len) p->ascii_end = 1;
 }
 
 struct mparse *mp_push(lua_State *L, const char *name, const char *text, size_t len)
@@ -74,7 +86,6 @@ struct mparse *mp_push(lua_State *L, const char *name, const char *text, size_t 
     if (!yaml_parser_initialize(&p->parser)) luaL_error(L, "not enough memory");
     p->parser_ready = 1;
     yaml_parser_set_input_string(&p->parser, (const unsigned char *)text, len);
-    p->ascii = all_ascii(text, len);
     p->name = name;
     p->text = text;
     p->len = len;
@@ -91,7 +102,10 @@ struct mparse *mp_push(lua_State *L, const char *name, const char *text, size_t 
 /* character index -> byte offset */
 static size_t to_byte(struct mparse *p, size_t idx)
 {
-    if (p->ascii) return idx < p->len ? idx : p->len;
+    if (!p->ascii_end && idx >= p->ascii_to) extend_ascii(p, idx);
+    if (idx < p->ascii_to) return idx;
+    if (p->ascii_to == p->len) return p->len;       /* all ASCII */
+    if (p->cur_char < p->ascii_to) p->cur_char = p->cur_byte = p->ascii_to;   /* (no BOM: it is not ASCII) */
     const unsigned char *s = (const unsigned char *)p->text;
     while (p->cur_char < idx && p->cur_byte < p->len) {
         if (idx - p->cur_char >= 8 && p->len - p->cur_byte >= 8) {   /* 8 ASCII bytes at once */

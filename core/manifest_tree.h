@@ -47,7 +47,8 @@ struct mparse {
     yaml_parser_t parser;
     yaml_event_t event;
     int have_event, parser_ready;
-    int ascii;                      /* no byte >= 0x80: characters are bytes */
+    int ascii_end;                  /* ascii_to is final: a byte >= 0x80 there, or the end */
+    size_t ascii_to;                /* bytes [0, ascii_to) are ASCII: characters are bytes */
     const char *name, *text;
     size_t len;
     size_t cur_char, cur_byte;      /* cursor mapping character index -> byte */

@@ -24,6 +24,7 @@
 #include <lua.h>
 #include "match_dfu.h"
 #include "match_graph.h"
+#include "match_jgf.h"
 #include "match_jobspec.h"
 #include "match_reapi.h"
 #include "match_writers.h"
@@ -209,6 +210,52 @@ static int graph_vertices(lua_State *L)
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
     return 1;
+}
+
+/* g:jgf(write): the graph as JGF text (match_jgf.h), handed to write(chunk)
+ * in pieces of at most JGF_CHUNK bytes: `fluence graph` streams it to stdout
+ * instead of holding vertex tables, their JSON and a copy of it (12 times
+ * the output).  The buffer and the writer's scratch are userdata, so a
+ * write that raises (stdout closed) leaks nothing. */
+#define JGF_CHUNK (64 * 1024)
+struct jgf_out { lua_State *L; int fn; size_t n; char buf[JGF_CHUNK]; };
+
+static void jgf_flush(struct jgf_out *o)
+{
+    if (o->n == 0) return;
+    lua_pushvalue(o->L, o->fn);
+    lua_pushlstring(o->L, o->buf, o->n);
+    o->n = 0;
+    lua_call(o->L, 1, 0);
+}
+
+static void jgf_sink(void *to, const char *s, size_t n)
+{
+    struct jgf_out *o = to;
+    while (n > 0) {
+        if (o->n == JGF_CHUNK) jgf_flush(o);
+        size_t k = JGF_CHUNK - o->n < n ? JGF_CHUNK - o->n : n;
+        memcpy(o->buf + o->n, s, k);
+        o->n += k;
+        s += k;
+        n -= k;
+    }
+}
+
+static int graph_jgf(lua_State *L)
+{
+    mgraph *g = check_graph(L, 1);
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    size_t words = mg_jgf_scratch(g);
+    if (words > (size_t)-1 / sizeof(uint32_t)) return luaL_error(L, "graph too large");
+    uint32_t *scratch = lua_newuserdatauv(L, words * sizeof *scratch, 0);
+    struct jgf_out *o = lua_newuserdatauv(L, sizeof *o, 0);
+    o->L = L;
+    o->fn = 2;
+    o->n = 0;
+    mg_write_jgf(g, scratch, jgf_sink, o);
+    jgf_flush(o);
+    return 0;
 }
 
 /* --------------------------------------------------- graph_from_resources */
@@ -751,7 +798,7 @@ static int l_parse_jobspec(lua_State *L)
 int luaopen_fluence_match(lua_State *L)
 {
     static const luaL_Reg graph_methods[] = {
-        {"stats", graph_stats}, {"vertices", graph_vertices}, {"matcher", l_new}, {NULL, NULL}};
+        {"stats", graph_stats}, {"vertices", graph_vertices}, {"jgf", graph_jgf}, {"matcher", l_new}, {NULL, NULL}};
     static const luaL_Reg matcher_methods[] = {{"run", matcher_run},
                                                {"cancel", matcher_cancel},
                                                {"info", matcher_info},

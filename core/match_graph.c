@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #include "escape.h"
 #include "jscan.h"
 #include "match_graph.h"
+#include "readfile.h"
 
 /* ------------------------------------------------------------ string pool */
 
@@ -251,11 +251,8 @@ static void release_parsed(loadctx *c)
     const size_t chunk = (size_t)8 << 20;
     const char *p = c->s.p;
     if ((size_t)(p - c->released) < 2 * chunk) return;
-    long pg = sysconf(_SC_PAGESIZE);
-    uintptr_t a = ((uintptr_t)c->released + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
-    uintptr_t b = ((uintptr_t)p - chunk) & ~((uintptr_t)pg - 1);
-    if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
-    c->released = (const char *)b;
+    fluence_release(c->released, p - chunk);
+    c->released = p - chunk;
 }
 
 static int idmap_put(loadctx *c, uint32_t off, uint32_t v)

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +183,15 @@ const char *fluence_map(int fd, size_t len, const char *path, int flags)
     snprintf(maps[slot].path, sizeof maps[slot].path, "%s", path);
     map_used[slot] = 1;
     return p;
+}
+
+void fluence_release(const char *from, const char *to)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    if (pg <= 0 || !from || to <= from) return;
+    uintptr_t a = ((uintptr_t)from + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
+    uintptr_t b = (uintptr_t)to & ~((uintptr_t)pg - 1);
+    if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
 void fluence_unmap(const char *p, size_t len)

@@ -68,6 +68,12 @@ size_t fluence_max_input(void);
 enum { FLUENCE_MAP_POPULATE = 1 };
 const char *fluence_map(int fd, size_t len, const char *path, int flags);
 void fluence_unmap(const char *p, size_t len);
+/* Hands the whole pages of [from, to) of a mapping fluence_map made back to
+ * the kernel, once read (parsed, written out): they leave the process's
+ * memory and, should they be read again, come back from the file.  A large
+ * input is read front to back, so its peak memory is what is made of it,
+ * not the text as well. */
+void fluence_release(const char *from, const char *to);
 
 /* [-0, +1]  "PATH: why" ("-" named <stdin>). */
 const char *fluence_push_read_error(lua_State *L, const char *path, const char *why);

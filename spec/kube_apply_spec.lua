@@ -128,7 +128,8 @@ envtest.describe("apply", function(api)
       d.spec.parallelism = 3
       local res = apply.apply_all(client, { object(d) }, {})
       assert.is_false(res[1].ok)
-      assert.matches('Apply failed with 1 conflict: conflict with "other": %.spec%.parallelism', res[1].message)
+      -- the other manager and its fields, in one line (issue 27)
+      assert.are.equal('conflict: .spec.parallelism set by field manager "other" (HTTP 409 Conflict)', res[1].message)
       assert.matches("HTTP 409 Conflict", res[1].message)
       api:audit()
       res = apply.apply_all(client, { object(d) }, { force = true })
@@ -365,7 +366,7 @@ data:
       d.spec.parallelism = 4
       local res = apply.apply_all(client, { object(d) }, {})
       assert.is_false(res[1].ok)
-      assert.matches('conflict with "kubectl"', res[1].message)
+      assert.matches('%.spec%.parallelism set by field manager "kubectl"', res[1].message)
     end)
 
     it("runs kubectl fluence apply", function()

@@ -110,4 +110,18 @@ spec:
     assert.are.equal(1, runs("east"))
     assert.are.equal(1, runs("west"))
   end)
+
+  it("with several contexts, diff and apply's plan run each context's plugin once", function()
+    -- (placement, the lookup of old copies and the default context, which
+    -- is read from the kubeconfig without its credentials: issue 27)
+    local config = kubeconfig{ "east", "west" }
+    local r = fluence("diff", config, { "--context", "east", "--context", "west" })
+    assert.is_true(r.code == 0 or r.code == 1, r.err)
+    assert.are.equal(1, runs("east"))
+    assert.are.equal(1, runs("west"))
+    r = fluence("apply", config, { "--context", "west", "--context", "east", "--dry-run" })
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal(1, runs("east"))
+    assert.are.equal(1, runs("west"))
+  end)
 end)

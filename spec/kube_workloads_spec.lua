@@ -164,7 +164,9 @@ spec:
       assert.are.equal("", r.out)
       assert.truthy(r.err:find('fluence: job.batch/train: the selected backend changed from "gpu-a" to "gpu-b" ' ..
         "since it was last applied, and the server refuses to change it in place (spec.template: field is immutable). " ..
-        "To move it, delete it (kubectl delete job.batch/train -n " .. ns .. ") and apply again; to keep it where " ..
+        "To move it, delete it (kubectl delete job.batch/train -n " .. ns .. " --context admin --kubeconfig ", 1, true),
+        r.err)
+      assert.truthy(r.err:find("/config) and apply again; to keep it where " ..
         "it is, pin it in the manifest (annotation fluence.flux-framework.org/require-backend: gpu-a)", 1, true), r.err)
       assert.matches("nothing was applied %(1 object cannot take the new selection%)", r.err)
       -- the Deployment could have moved, but nothing was applied

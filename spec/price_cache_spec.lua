@@ -24,6 +24,32 @@ describe("the price cache", function()
     assert.are.equal(0, price_cache.get(dir, "aws-prices", "ec2/p4d@us-east-1", 10).age)
   end)
 
+  -- The names the cache has always had (the Lua that made them, before
+  -- core/cachefile.c did): entries written by an earlier fluence are found.
+  local function old_file_of(d, provider, key)
+    local function hash(str)
+      local h = 2166136261
+      for i = 1, #str do h = ((h ~ str:byte(i)) * 16777619) & 0xffffffff end
+      return ("%08x"):format(h)
+    end
+    local safe = key:gsub("[^%w%.%-]", "_"):sub(1, 80)
+    return ("%s/%s/%s-%s.json"):format(d, provider:gsub("[^%w%.%-]", "_"), safe, hash(provider .. "\0" .. key))
+  end
+
+  it("names an entry's file as it always did", function()
+    local keys = { "ec2/p4d.24xlarge@us-east-1", "", "\0\255\128 caf\195\169/..", ("k"):rep(79), ("k"):rep(80),
+                   ("\200"):rep(81), "vm/Standard_NC24ads_A100_v4@eastus" }
+    for b = 0, 255 do keys[#keys + 1] = "x" .. string.char(b) .. "y" end
+    for _, provider in ipairs{ "aws-prices", "../evil", "a b\n", "" } do
+      for _, key in ipairs(keys) do
+        assert.are.equal(old_file_of(dir, provider, key), price_cache.file_of(dir, provider, key))
+      end
+    end
+    -- the snapshot examples/aws-prices/cache ships
+    assert.are.equal(dir .. "/aws-prices/ec2_p4d.24xlarge_us-east-1-1edf49e5.json",
+                     price_cache.file_of(dir, "aws-prices", "ec2/p4d.24xlarge@us-east-1"))
+  end)
+
   it("keeps file names safe whatever the key", function()
     local key = "../../etc/passwd\n$(rm -rf)/" .. ("x"):rep(300)
     assert.is_true(price_cache.put(dir, "../evil", key, { ok = true }, 1))

@@ -18,6 +18,8 @@
 --     keeps the live audit's time (objects[i].json is updated), another pin
 --     is checked with a server dry run (a Job's pod template is immutable).
 --     Each conflict: {name =, namespace =, from =, to =, reason =}.
+--   apply.live_all(client, objects, opts) -> { {live =, error =}, ... }
+--     what the cluster holds for each object (nil: absent), for diff
 --   apply.display_name(apiVersion, kind, name) -> "job.batch/x"
 --   apply.to_yaml(value) -> text      (block YAML, keys sorted, like kubectl -o yaml)
 --
@@ -29,17 +31,23 @@ local json = require "fluence.json"
 local errors = require "fluence.errors"
 local kubeclient = require "fluence.kubeclient"
 local sys = require "fluence.sys"
+local hint = require "fluence.hint"
 
 local M = {}
 
 M.FIELD_MANAGER = "kubectl-fluence"
 
-function M.display_name(api_version, kind, name)
+-- "job.batch/x": the object as kubectl names it (kind.group/name), raw
+function M.ref(api_version, kind, name)
   local group = kubeclient.split_api_version(api_version)
   local k = tostring(kind or "object"):lower()
   if group and group ~= "" then k = k .. "." .. group end
+  return k .. "/" .. tostring(name or "")
+end
+
+function M.display_name(api_version, kind, name)
   -- a line of its own on stdout or stderr: escaped (control characters)
-  return sys.escape(k .. "/" .. tostring(name or ""))
+  return sys.escape(M.ref(api_version, kind, name))
 end
 
 -- Raises an INPUT error at where when object obj (of a parsed manifest
@@ -198,21 +206,86 @@ function M.preflight(client, objects, opts)
     local c = changed[i]
     if r.error and r.error.status == 422 then
       conflicts[#conflicts + 1] = { name = M.display_name(c.o.apiVersion, c.o.kind, c.meta.name), namespace = c.ns,
-                                    from = c.from, to = c.o.chosen, reason = invalid_reason(r.error) }
+                                    from = c.from, to = c.o.chosen, reason = invalid_reason(r.error),
+                                    target = M.target(client, c.o, c.ns, c.meta.name, opts) }
     end
   end
   return conflicts
 end
 
+-- What a hint's kubectl command acts on (fluence.hint): object o, stored in
+-- namespace ns (nil: cluster-scoped) under name, in client's cluster.
+function M.target(client, o, ns, name, opts)
+  return { context = client.context, namespace = ns, ref = M.ref(o.apiVersion, o.kind, name),
+           kubeconfig = opts and opts.kubeconfig }
+end
+
 -- What to tell the user about one conflict: what changed, why the server
 -- refuses, and the two ways forward.
 function M.conflict_message(c)
-  local ns = c.namespace and (" -n " .. c.namespace) or ""
   return errors.format("%s: the selected backend changed from %s to %q since it was last applied, and the " ..
-                       "server refuses to change it in place (%s). To move it, delete it (kubectl delete %s%s) " ..
+                       "server refuses to change it in place (%s). To move it, delete it (%s) " ..
                        "and apply again; to keep it where it is, pin it in the manifest (annotation %s: %s)",
-                       c.name, c.from and errors.format("%q", c.from) or "no pin", c.to, c.reason, c.name, ns,
-                       PIN, c.from and sys.escape(c.from) or "NAME")
+                       c.name, c.from and errors.format("%q", c.from) or "no pin", c.to, c.reason,
+                       hint.kubectl("delete", c.target), PIN, c.from and sys.escape(c.from) or "NAME")
+end
+
+-- A server-side apply conflict (409, causes of reason FieldManagerConflict:
+-- "conflict with \"kubectl\" using batch/v1", field ".spec.parallelism"):
+-- who set which fields, and how to take them over (opts.again: this run's
+-- command with --force-conflicts).  nil for any other error.
+function M.field_conflict_message(err, opts)
+  local body = type(err) == "table" and err.status == 409 and err.body
+  local causes = type(body) == "table" and type(body.details) == "table" and body.details.causes
+  if type(causes) ~= "table" then return nil end
+  local order, fields = {}, {}
+  for _, c in ipairs(causes) do
+    if type(c) == "table" and c.reason == "FieldManagerConflict" then
+      local who = type(c.message) == "string" and c.message:match('^conflict with "(.-)"') or "another manager"
+      if not fields[who] then fields[who] = {}; order[#order + 1] = who end
+      local f = fields[who]
+      f[#f + 1] = type(c.field) == "string" and c.field or "?"
+    end
+  end
+  if #order == 0 then return nil end
+  local parts = {}
+  for i, who in ipairs(order) do
+    parts[i] = errors.format("%s set by field manager %q", table.concat(fields[who], ", "), who)
+  end
+  local msg = ("conflict: %s (HTTP 409 Conflict)"):format(sys.escape(table.concat(parts, "; ")))
+  if opts and opts.again then
+    msg = msg .. ("; to take them over, run again with --force-conflicts: %s"):format(opts.again)
+  end
+  return msg
+end
+
+-- What the cluster holds for each object apply_all would send (the same
+-- expansion, the same order), all read at once: { {live = object | nil
+-- (absent), error = CLUSTER error | nil, namespace =, path =}, ... }.
+function M.live_all(client, objects, opts)
+  opts = opts or {}
+  local out, gets, at = {}, {}, {}
+  for i, o in ipairs(expand(objects)) do
+    local ok, ns, meta = errors.try(place, client, o, opts)
+    local okp, path, r
+    if ok and meta.name then okp, path, r = errors.try(client.path, client, o.apiVersion, o.kind, ns, meta.name) end
+    out[i] = { namespace = okp and r.namespaced and ns or nil, path = okp and path or nil }
+    if okp then
+      gets[#gets + 1] = { client, "GET", path }
+      at[#gets] = i
+    elseif not ok or okp == false then
+      out[i].error = not ok and ns or path
+    end
+  end
+  for k, r in ipairs(kubeclient.request_many(gets)) do
+    local e = out[at[k]]
+    if r.error then
+      if r.error.status ~= 404 then e.error = r.error end
+    else
+      e.live = r.body
+    end
+  end
+  return out
 end
 
 function M.apply_all(client, objects, opts)
@@ -230,7 +303,7 @@ function M.apply_all(client, objects, opts)
       if opts.dry_run == "server" then res.action = res.action .. " (server dry run)" end
       res.object, res.status = answer, status
     else
-      res.message = status.message
+      res.message = M.field_conflict_message(status, opts) or status.message
       res.error = status
     end
     results[#results + 1] = res

@@ -11,7 +11,7 @@ local verb_modules = {
   jobspec = "fluence.cmd.jobspec", policies = "fluence.cmd.plugins",
   providers = "fluence.cmd.plugins", completion = "fluence.cmd.completion", graph = "fluence.cmd.graph",
   test = "fluence.cmd.test", check = "fluence.cmd.check", new = "fluence.cmd.new",
-  fn = "fluence.cmd.fn", prices = "fluence.cmd.prices", rbac = "fluence.cmd.rbac",
+  fn = "fluence.cmd.fn", prices = "fluence.cmd.prices", rbac = "fluence.cmd.rbac", diff = "fluence.cmd.diff",
 }
 
 function cli.main(args)

@@ -336,35 +336,15 @@ function M.usage_of(g)
 end
 
 -- JGF text of a graph: vertices in order with Fluxion's metadata (keys
--- sorted, as Fluence's builder writes them) and the containment edges.
-function M.jgf(g)
-  local vs = g:vertices()
-  local by_path, nodes, edges = {}, {}, {}
-  for i, v in ipairs(vs) do by_path[v.path] = i - 1 end
-  for i, v in ipairs(vs) do
-    local meta = { basename = v.basename or v.type, exclusive = false, id = v.id, name = v.name,
-                   paths = { containment = v.path }, rank = v.rank, size = v.size, type = v.type,
-                   uniq_id = i - 1, unit = v.unit or "" }
-    if next(v.properties) then meta.properties = v.properties end
-    if v.type == "node" and v.properties["virtual=false"] then meta.hostname = v.name end
-    nodes[i] = { id = tostring(i - 1), metadata = meta }
-    local parent = v.path:match("^(.+)/[^/]+$")
-    if parent and by_path[parent] then
-      edges[#edges + 1] = { source = tostring(by_path[parent]), target = tostring(i - 1),
-                            metadata = { subsystem = "containment" } }
-    end
-  end
-  local doc = setmetatable({ graph = setmetatable({ nodes = json.array(nodes), edges = json.array(edges) },
-                                                  { __order = { "nodes", "edges" } }) }, {})
-  for _, n in ipairs(nodes) do
-    setmetatable(n, { __order = { "id", "metadata" } })
-    local keys = {}
-    for k in pairs(n.metadata) do keys[#keys + 1] = k end
-    table.sort(keys)
-    setmetatable(n.metadata, { __order = keys })
-  end
-  for _, e in ipairs(edges) do setmetatable(e, { __order = { "source", "target", "metadata" } }) end
-  return json.encode(doc, { indent = 2 }) .. "\n"
+-- sorted, as Fluence's builder writes them) and the containment edges,
+-- written by the matcher's C writer (core/match_jgf.c).  With write, the
+-- text goes to write(chunk) piece by piece (`fluence graph` streams it);
+-- without, it is returned whole.
+function M.jgf(g, write)
+  if write then return g:jgf(write) end
+  local parts = {}
+  g:jgf(function(s) parts[#parts + 1] = s end)
+  return table.concat(parts)
 end
 
 -- An indented tree: one line per vertex, "name (type) size unit [properties]",

@@ -53,18 +53,10 @@ function M.ttl()
   return ttl, ttl / M.SPOT_SHARE
 end
 
--- 32-bit FNV-1a: a short, stable file name for any key.
-local function hash(s)
-  local h = 2166136261
-  for i = 1, #s do
-    h = ((h ~ s:byte(i)) * 16777619) & 0xffffffff
-  end
-  return ("%08x"):format(h)
-end
-
+-- dir/PROVIDER/KEY-HASH.json (core/cachefile.c: bytes made safe, a 32-bit
+-- FNV-1a of provider and key: a short, stable file name for any key)
 local function file_of(dir, provider, key)
-  local safe = key:gsub("[^%w%.%-]", "_"):sub(1, 80)
-  return ("%s/%s/%s-%s.json"):format(dir, provider:gsub("[^%w%.%-]", "_"), safe, hash(provider .. "\0" .. key))
+  return require("fluence.cachefile").path(dir, provider, key)
 end
 M.file_of = file_of
 

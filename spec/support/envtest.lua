@@ -29,6 +29,11 @@
 --                                    -- the serving certificate is valid for
 --                                    -- 127.0.0.1, localhost, api.fluence.test
 --   api:kubectl{...}                 -- runs the real kubectl against it
+--   envtest.contexts(path, ns, { {name, api}, ... })
+--                                    -- a kubeconfig at path with one context
+--                                    -- per server (its admin, namespace ns,
+--                                    -- made on each server), the first
+--                                    -- current: the multi-cluster specs'
 --   api:install_crd(file)            -- a CRD, served once this returns
 --   api:node(name, status [, spec])  -- a Node, its status set as a kubelet would
 --   envtest.kubeconfig_many(path, {{name =, api =, user =, namespace =, server =}, ...} [, current])
@@ -353,6 +358,19 @@ function M.kubeconfig_many(path, contexts, current)
                                       ["current-context"] = current or contexts[1].name,
                                       clusters = json.array(clusters), users = json.array(users),
                                       contexts = json.array(ctxs) })
+end
+
+-- envtest.contexts(path, ns, { {name, api}, ... }): the same, each context
+-- with namespace ns (made on each server), admin's token, the first current.
+function M.contexts(path, ns, list)
+  local contexts = {}
+  for i, e in ipairs(list) do
+    local name, api = e[1], e[2]
+    pcall(api.request, api, "POST", "/api/v1/namespaces", { apiVersion = "v1", kind = "Namespace",
+                                                             metadata = { name = ns } })
+    contexts[i] = { name = name, api = api, namespace = ns }
+  end
+  return M.kubeconfig_many(path, contexts)
 end
 
 -- One server per name per busted run ("main" unless named: a second cluster

@@ -8,6 +8,9 @@
 --   --confirm                     show the selections, ask y/n on the terminal
 --   --field-manager NAME          default kubectl-fluence
 --   --force-conflicts             force=true
+--   --move                        with several --context: delete the copy an
+--                                 earlier apply placed in another context,
+--                                 once the new one is accepted (move.lua)
 --
 -- Exit 4 when any object failed; every object is reported either way
 -- (successes on stdout, failures on stderr).  Before applying, objects this
@@ -72,28 +75,36 @@ function cmd.run(args)
       out = res.output
     end
     if res.stderr then sys.write(2, res.stderr) end
+    -- with several contexts, the plan: where each object would go, which
+    -- would move, what --move would delete (this reads the clusters)
+    if type(opts.context) == "table" and #opts.context > 1 and not opts.offline then
+      local okp, why = errors.try(function()
+        local cl = res.clusters.open()
+        local groups, notes = require("fluence.placement").groups(cl, res.objects, opts)
+        local moves, warnings = require("fluence.move").find(cl, groups, opts)
+        sys.write(2, table.concat(notes) .. table.concat(warnings) ..
+                     (opts.move and require("fluence.move").plan_lines(moves) or ""))
+      end)
+      -- a dry run prints its manifest whatever the clusters say
+      if not okp then sys.write(2, "fluence: note: no plan: " .. tostring(why.message) .. "\n") end
+    end
     sys.write(1, out)
     return sys.EXIT.OK
   end
 
   local apply = require "fluence.apply"
-  -- each object goes to the cluster chosen for it (with several --context);
-  -- objects this run did not place go to the first context named.  The
-  -- clusters are the selection's: each opened once per run (its exec
+  -- each object goes to the cluster chosen for it (with several --context),
+  -- what it uses with it, the rest to the default context (placement.lua).
+  -- The clusters are the selection's: each opened once per run (its exec
   -- credential plugin run once), whoever reached it first.
   local cluster = require "fluence.cluster"
   local cl = res.clusters.open()
-  local by_name, groups = {}, {}
-  for _, c in ipairs(cl.list) do by_name[cluster.name(c)] = c end
-  local first = cl.list[1]
-  for i, o in ipairs(res.objects) do
-    local c = o.context and by_name[o.context] or first
-    local g = groups[c]
-    if not g then g = { c = c, objects = {}, index = {} }; groups[c] = g; groups[#groups + 1] = g end
-    g.objects[#g.objects + 1] = o
-    g.index[#g.index + 1] = i
-  end
+  local groups, notes = require("fluence.placement").groups(cl, res.objects, opts)
+  -- copies an earlier apply left in another of the contexts (move.lua)
+  local move = require "fluence.move"
+  local moves, warnings = move.find(cl, groups, opts)
   if res.stderr then sys.write(2, res.stderr) end
+  if #notes + #warnings > 0 then sys.write(2, table.concat(notes) .. table.concat(warnings)) end
   if opts.confirm then
     local n = #res.objects
     local where = {}
@@ -102,8 +113,11 @@ function cmd.run(args)
       where[#where + 1] = errors.format("%s (context %q, namespace %q)", client.server or "?", client.context or "",
                                                                   client.namespace or "")
     end
-    local answer = sys.read_tty_line(("%s %d object%s to %s? [y/N] ")
-      :format(args.verb == "create" and "Create" or "Apply", n, n == 1 and "" or "s", table.concat(where, " and ")))
+    local deletes = opts.move and #moves > 0
+      and (", then delete %d old cop%s"):format(#moves, #moves == 1 and "y" or "ies") or ""
+    local answer = sys.read_tty_line(("%s %d object%s to %s%s? [y/N] ")
+      :format(args.verb == "create" and "Create" or "Apply", n, n == 1 and "" or "s", table.concat(where, " and "),
+              deletes))
     if answer == nil then
       errors.raise("USAGE", "%s: --confirm needs a terminal to ask on", args.verb)
     end
@@ -118,6 +132,8 @@ function cmd.run(args)
       force = opts["force-conflicts"] and true or false,
       dry_run = mode, create = args.verb == "create",
       namespace = client.namespace, namespace_explicit = opts.namespace ~= nil,
+      kubeconfig = opts.kubeconfig,
+      again = not opts["force-conflicts"] and require("fluence.hint").again(args, { "--force-conflicts" }) or nil,
     }
   end
   -- A changed selection the server cannot apply in place (a Job's pod
@@ -143,8 +159,9 @@ function cmd.run(args)
     local rs = apply.apply_all(g.c.client, g.objects, how_for(g.c.client))
     -- results follow the input order (a v1 List item counts as its object)
     for k, r in ipairs(rs) do
-      if cl.many then r.name = r.name .. (" (context %s)"):format(cluster.name(g.c)) end
+      if cl.many then r.name = r.name .. (" (context %s)"):format(sys.escape(cluster.name(g.c))) end
       r.order = { g.index[r.at], k }
+      r.context = cluster.name(g.c)
       results[#results + 1] = r
     end
   end
@@ -161,11 +178,27 @@ function cmd.run(args)
       err[#err + 1] = ("fluence: %s: %s\n"):format(r.name, r.message or "failed")
     end
   end
+  if opts.move and #moves > 0 then
+    -- the old copies, each only once its new one was accepted
+    local function accepted(i, context)
+      for _, r in ipairs(results) do
+        if r.order[1] == i and r.context == context then return r.ok end
+      end
+      return false
+    end
+    local dout, derr, dfailed = move.delete(moves, accepted, { dry_run = mode })
+    if fmt == nil or fmt == "name" then
+      for _, l in ipairs(dout) do out[#out + 1] = l end
+    end
+    for _, l in ipairs(derr) do err[#err + 1] = l end
+    failed = failed + dfailed
+  end
   if fmt == "yaml" or fmt == "json" then out = { render_objects(fmt, results) } end
   if #out > 0 then sys.write(1, table.concat(out)) end
   if #err > 0 then sys.write(2, table.concat(err)) end
   if failed > 0 then
-    sys.write(2, ("fluence: %d of %d object%s failed\n"):format(failed, #results, #results == 1 and "" or "s"))
+    local total = #results + (opts.move and #moves or 0)
+    sys.write(2, ("fluence: %d of %d object%s failed\n"):format(failed, total, total == 1 and "" or "s"))
     return sys.EXIT.CLUSTER
   end
   return sys.EXIT.OK

@@ -64,7 +64,8 @@ local function global_options() return options_of("help") end
 
 local function words(list) return table.concat(list, " ") end
 
-local function sh_quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+-- the one shell quoting (fluence.shell), as every command fluence prints
+local sh_quote = require("fluence.shell").quote
 
 ------------------------------------------------------------------------------
 -- bash

@@ -67,7 +67,10 @@ function cmd.run(args)
     end
     out = require("fluence.yaml_out").encode(data)
   elseif not cl.many then
-    out = cluster.jgf(parts[1].graph)
+    -- streamed: an 11 MB graph is never held as text (notes come first)
+    if #notes > 0 then sys.write(2, table.concat(notes)) end
+    cluster.jgf(parts[1].graph, function(chunk) sys.write(1, chunk) end)
+    return sys.EXIT.OK
   else
     local t, order = {}, {}
     for _, p in ipairs(parts) do
