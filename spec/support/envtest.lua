@@ -224,6 +224,8 @@ local function start()
 end
 
 function API:stop()
+  local live = debug.getregistry()["fluence.spec.envtest"]
+  if live then live[self] = nil end
   if #self.pids == 0 then return end
   local list = table.concat(self.pids, " ")
   sh(("kill %s 2>/dev/null; for i in $(seq 50); do kill -0 %s 2>/dev/null || break; sleep 0.1; done; " ..
@@ -373,10 +375,20 @@ function M.contexts(path, ns, list)
   return M.kubeconfig_many(path, contexts)
 end
 
--- One server per name per busted run ("main" unless named: a second cluster
--- for the multi-cluster specs), made on first use.
+-- One server per name per spec file ("main" unless named: a second cluster
+-- for the multi-cluster specs), made on first use.  busted insulates each
+-- file: package.loaded is restored after it, so this module is loaded anew by
+-- every file that uses it, and the servers of the files before would live on
+-- until the collector happened to run their module's sentinel (dozens of
+-- kube-apiservers at once, GiBs of memory, in one `make test`).  The servers
+-- started are also listed in the registry, which insulation leaves alone, and
+-- loading this module stops those of the file before, which has finished.
+local live = debug.getregistry()["fluence.spec.envtest"] or {}
+debug.getregistry()["fluence.spec.envtest"] = live
+for api in pairs(live) do api:stop() end
 local servers, why = {}, nil
--- (held by the module, so it lives until the state closes)
+-- the last file's servers: stopped when the Lua state closes (busted's exit
+-- closes it), or else by each server's watchdog when busted is gone
 M.sentinel = setmetatable({}, { __gc = function()
   for _, api in pairs(servers) do api:stop() end
 end })
@@ -389,8 +401,7 @@ function M.get(name)
     why = select(2, M.assets()) or "unavailable"
     return nil, why
   end
-  -- stopped when the Lua state closes (busted's exit closes it)
-  servers[name] = api
+  servers[name], live[api] = api, true
   return api
 end
 
