@@ -35,11 +35,17 @@ local function request_key(req)
                   table.concat(req.constraints or {}, ","), req.backend_family or "",
                   tostring(req.pods), tostring(req.pod.cpu), tostring(req.pod.memory), tostring(req.pod.gpu),
                   req.duration and (req.duration.from .. "=" .. req.duration.seconds) or "" }
-  for _, t in ipairs{ req.pod.virtual or {}, req.require or {} } do
-    local kv = {}
-    for k, v in pairs(t) do kv[#kv + 1] = k .. "=" .. tostring(v) end
-    table.sort(kv)
-    parts[#parts + 1] = table.concat(kv, ",")
+  -- the two maps (most often both empty: then no table for them)
+  for i = 1, 2 do
+    local t = (i == 1 and req.pod.virtual or req.require) or {}
+    if next(t) == nil then
+      parts[#parts + 1] = ""
+    else
+      local kv = {}
+      for k, v in pairs(t) do kv[#kv + 1] = k .. "=" .. tostring(v) end
+      table.sort(kv)
+      parts[#parts + 1] = table.concat(kv, ",")
+    end
   end
   return table.concat(parts, "\0")
 end
