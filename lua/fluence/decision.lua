@@ -29,18 +29,24 @@ function M.new(o)
                         cache = {}, memo = {} }, Decider)
 end
 
+-- A map as "k=v,..." sorted; "" for none or an empty one.
+local function map_key(t)
+  if t == nil or next(t) == nil then return "" end
+  local kv = {}
+  for k, v in pairs(t) do kv[#kv + 1] = k .. "=" .. tostring(v) end
+  table.sort(kv)
+  return table.concat(kv, ",")
+end
+
 -- What a decision depends on, beyond the run's options.
 local function request_key(req)
   local parts = { req.policy or "", tostring(req.shots), table.concat(req.candidates or {}, ","),
                   table.concat(req.constraints or {}, ","), req.backend_family or "",
                   tostring(req.pods), tostring(req.pod.cpu), tostring(req.pod.memory), tostring(req.pod.gpu),
                   req.duration and (req.duration.from .. "=" .. req.duration.seconds) or "" }
-  for _, t in ipairs{ req.pod.virtual or {}, req.require or {} } do
-    local kv = {}
-    for k, v in pairs(t) do kv[#kv + 1] = k .. "=" .. tostring(v) end
-    table.sort(kv)
-    parts[#parts + 1] = table.concat(kv, ",")
-  end
+  -- the two maps, each as sorted k=v (most often both empty: then no list)
+  parts[#parts + 1] = map_key(req.pod.virtual)
+  parts[#parts + 1] = map_key(req.require)
   return table.concat(parts, "\0")
 end
 

@@ -17,6 +17,8 @@ local CANDIDATES, CONSTRAINTS, PIN = P .. "select-candidates", P .. "select-cons
 local DURATION = P .. "duration"
 
 local MAX_COUNT = 4294967295   -- a Fluxion jobspec's counts are 32-bit
+local COUNTED = { "cpu", "memory", "gpu" }
+local LIMIT = { cpu = MAX_COUNT, memory = MAX_COUNT * 1048576, gpu = MAX_COUNT }
 
 local function sorted(t)
   local ks = {}
@@ -25,13 +27,27 @@ local function sorted(t)
   return ks
 end
 
--- The first of keys set in the first of t1..t4 that has one.
-local function first(keys, t1, t2, t3, t4)
-  for _, t in ipairs{ t1, t2, t3, t4 } do
-    for _, k in ipairs(keys) do
-      if t[k] ~= nil then return t[k], k end
-    end
+-- The first of keys set in t, and which.
+local function first_in(keys, t)
+  for j = 1, #keys do
+    local k = keys[j]
+    local v = t[k]
+    if v ~= nil then return v, k end
   end
+end
+
+-- The first of keys set in the first of t1..t4 that has one (up to the
+-- first nil table).  No table of tables: build runs for every Fluence
+-- object, and a 10,000-Job stream made 20,000 of them.
+local function first(keys, t1, t2, t3, t4)
+  if t1 == nil then return nil end
+  local v, k = first_in(keys, t1)
+  if v ~= nil or t2 == nil then return v, k end
+  v, k = first_in(keys, t2)
+  if v ~= nil or t3 == nil then return v, k end
+  v, k = first_in(keys, t3)
+  if v ~= nil or t4 == nil then return v, k end
+  return first_in(keys, t4)
 end
 
 -- "a, b,,c" -> {"a","b","c"}
@@ -98,15 +114,16 @@ local function pod_resources(t, where, locate)
   -- past what a jobspec counts (2^32-1 cores, GPUs or MiB; 8Ei, 1e400: the
   -- API server takes them) the jobspecs ask for their most (jobspecs.lua,
   -- fits.lua): remember which, to say so
-  local over = {}
-  local LIMIT = { cpu = MAX_COUNT, memory = MAX_COUNT * 1048576, gpu = MAX_COUNT }
-  for _, k in ipairs{ "cpu", "memory", "gpu" } do
-    if pod[k] > LIMIT[k] then over[#over + 1] = k end
+  local over
+  for _, k in ipairs(COUNTED) do
+    if pod[k] > LIMIT[k] then over = over or {}; over[#over + 1] = k end
   end
-  for _, t in ipairs(sorted(pod.virtual)) do
-    if pod.virtual[t] > MAX_COUNT then over[#over + 1] = t end
+  if next(pod.virtual) ~= nil then
+    for _, t in ipairs(sorted(pod.virtual)) do
+      if pod.virtual[t] > MAX_COUNT then over = over or {}; over[#over + 1] = t end
+    end
   end
-  if #over > 0 then pod.saturated = over end
+  pod.saturated = over
   return pod
 end
 
