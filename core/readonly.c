@@ -5,6 +5,7 @@
  *   ro.view(t) -> v                -- the read-only view of t (t itself when not a table)
  *   ro.unwrap(v) -> t | v          -- the table behind a view
  *   ro.is_view(v) -> bool
+ *   ro.getter(fallback) -> attr        -- attr(b, key): b.attrs[key], in C
  *
  * v[k] is t[k], with table values coming back as their own views; writing to
  * a view is an error naming the field; #v, pairs(v) and ipairs(v) work; the
@@ -129,6 +130,50 @@ static int ro_is_view(lua_State *L)
 {
     lua_pushvalue(L, 1);
     lua_pushboolean(L, lua_type(L, 1) == LUA_TTABLE && lua_rawget(L, VIEWS) != LUA_TNIL);
+    return 1;
+}
+
+/* ro.getter(fallback) -> attr, where attr(b, key) is b.attrs[key] as a
+ * plugin reading through the views gets it (a table value as its view), in
+ * one C call: b is a view of a backend without a metatable whose attrs is a
+ * table.  Anything else, checked before anything runs, is fallback(b, key)'s
+ * (Lua: `return b.attrs[key]`, its errors as the plugin's own would be).
+ * Two metamethod calls and a view of every backend's attrs table made for
+ * each stage's `b.attrs.x` were most of what a stage did per backend. */
+#define ATTRS lua_upvalueindex(4)
+#define FALLBACK lua_upvalueindex(5)
+
+static int ro_attr(lua_State *L)
+{
+    lua_settop(L, 2);
+    if (lua_type(L, 1) == LUA_TTABLE) {
+        lua_pushvalue(L, 1);
+        if (lua_rawget(L, VIEWS) == LUA_TTABLE && !lua_getmetatable(L, 3)) {   /* 3: its backend */
+            lua_pushvalue(L, ATTRS);
+            if (lua_rawget(L, 3) == LUA_TTABLE) {                              /* 4: its attrs */
+                lua_pushvalue(L, 2);
+                lua_gettable(L, 4);                                            /* as the view's __index */
+                push_view(L, -1);
+                return 1;
+            }
+        }
+        lua_settop(L, 2);
+    }
+    lua_pushvalue(L, FALLBACK);
+    lua_insert(L, 1);
+    lua_call(L, 2, 1);
+    return 1;
+}
+
+static int ro_getter(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushvalue(L, lua_upvalueindex(2));
+    lua_pushvalue(L, lua_upvalueindex(3));
+    lua_pushliteral(L, "attrs");
+    lua_pushvalue(L, 1);
+    lua_pushcclosure(L, ro_attr, 5);
     return 1;
 }
 
@@ -329,12 +374,13 @@ static int ro_new(lua_State *L)
     closure(L, ro_len, 1, 2, 3, 0);      lua_setfield(L, 3, "__len");
     closure(L, ro_pairs, 1, 2, 3, 4);    lua_setfield(L, 3, "__pairs");
     lua_pushboolean(L, 0);               lua_setfield(L, 3, "__metatable");
-    lua_createtable(L, 0, 5);
+    lua_createtable(L, 0, 6);
     closure(L, ro_view, 1, 2, 3, 0);     lua_setfield(L, -2, "view");
     closure(L, ro_unwrap, 1, 2, 3, 0);   lua_setfield(L, -2, "unwrap");
     closure(L, ro_is_view, 1, 2, 3, 0);  lua_setfield(L, -2, "is_view");
     closure(L, ro_inputs, 1, 2, 3, 0);   lua_setfield(L, -2, "inputs");
     closure(L, ro_collect, 1, 2, 3, 0);  lua_setfield(L, -2, "collect");
+    closure(L, ro_getter, 1, 2, 3, 0);   lua_setfield(L, -2, "getter");
     return 1;
 }
 
