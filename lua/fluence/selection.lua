@@ -189,9 +189,12 @@ local function report(rec, said, cluster)
   -- objects that share it
   local tail = d.report_tail
   if not tail then
-    local t = {}
+    local t, said_as = {}, {}     -- reasons repeat (a few distinct in 10,000): escaped once each
     for _, n in ipairs(dropped_names(rec)) do
-      t[#t + 1] = "  dropped " .. esc(n) .. ": " .. esc(tostring(rec.dropped[n])) .. "\n"
+      local why = tostring(rec.dropped[n])
+      local e = said_as[why]
+      if not e then e = esc(why); said_as[why] = e end
+      t[#t + 1] = "  dropped " .. esc(n) .. ": " .. e .. "\n"
     end
     for _, n in ipairs(rec.notes) do
       if not run[n] then t[#t + 1] = ("  note: %s\n"):format(esc(n)) end
