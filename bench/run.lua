@@ -408,8 +408,8 @@ and 7.24 M (6.62 M) here, merged with it.
 | `select` on the quickstart, offline, no prices | 7.37 M | 6.63 M | `/bin/true` 0.13 M; `fluence version` 0.66 -> 0.61 M |
 | the same on 6aa0407, before prices landed | 6.83 M | | |
 | `select`, aws-prices example, warm price cache | 8.23 M | 7.16 M | the same prices in the attribute file: 7.25 -> 6.53 M (+13.5% -> +9.7%) |
-| 10,000 backends, YAML, 5-stage policy | 1,056 M | 1,052 M | libyaml's event parse 447 M |
-| 10,000 backends, JSON, 5-stage policy | | 1,098 M | jansson's load 431 M |
+| 10,000 backends, YAML, 5-stage policy | 1,056 M | 1,052 M; 956 M after i30y (page faults 4,615 -> 3,553, RSS 23.7 -> 19.3 MiB) | libyaml's event parse 447 M |
+| 10,000 backends, JSON, 5-stage policy | | 1,098 M; 982 M after i30y | jansson's load 431 M |
 | 10 MB stream, 1,000 Jobs (gen.lua stream 10 1000) | 987 M | 989 M | libyaml's event parse 724 M |
 | 94 MB stream: peak RSS (RssAnon + RssFile) | 159 MiB (1.69x input) | 79 MiB (0.84x) | |
 | `fluence graph`, 1,000 nodes (2.2 MB of JGF) | 671 M | 151 M | |
@@ -437,6 +437,20 @@ What changed in what each run does:
   too), and the ASCII prefix (where characters are bytes) is found as far as
   the parse got, not by a scan of the whole text first (that scan alone
   brought the 94 MB in before anything was parsed).
+- **A catalog's stages read attributes in C, and a catalog run touches
+  less memory (i30y).**  The built-in policies read `b.attrs[key]` through
+  `ctx.attr` (core/readonly.c's getter: the backend behind the view and its
+  attrs in one C call) instead of two metamethod calls that also made a
+  read-only view of every backend's attrs table (10,000 views, two
+  weak-table entries each); a stage's index holds the views alone, 12
+  bytes a slot (it was 1 MB of fresh pages per stage); the file provider's
+  "last record of a name wins" is one C call with its map sized once
+  (`api.catalog.latest`), not two Lua loops under the hook; the merge
+  compares a shape of attribute names by the names' addresses; `select`'s
+  report escapes each distinct reason once and no longer copies the
+  half-megabyte tail of 10,000 dropped backends once more.  Outputs are
+  byte for byte the same.  On this VM the kernel zeroes fresh memory at
+  roughly 2 GB/s, so each MiB a run no longer touches is ~0.5 ms.
 - **`fluence graph` streams.** The JGF is written by the matcher's C writer
   (core/match_jgf.c) into stdout 64 KiB at a time, byte for byte what the
   json.encode of per-vertex Lua tables wrote (spec/jgf_writer_spec.lua keeps
@@ -456,10 +470,15 @@ What changed in what each run does:
   provider and the price helpers undumped (+0.39 M), six cache files decoded
   by jansson (0.21 M: ~200 instructions a byte), the provider's prices merged
   (0.18 M), and the instruction-count hook plugin code runs under (0.08 M).
-- **10,000 backends (1,052 M).** The attribute file straight into records
-  543 M (libyaml 415 M of it); the five stages in the sandbox ~240 M (the
-  read-only views, push_view and ro_index, 93 M; the hook 43 M); the merge
-  85 M; the set of attribute names 25 M; garbage collection 23 M.
+- **10,000 backends (956 M; 1,059 M before i30y, same build and count).**
+  The attribute file straight into records 541 M (543 M; libyaml 415 M of
+  it); the merge 64 M (87 M); the stages' lists in C, ro_collect 39 M and
+  ro_inputs 23 M (36 M, 24 M); making views, push_view 23 M (48 M), and
+  reading attributes, ro_attr 15 M (ro_index 46 M); the hook 40 M (43 M);
+  the set of attribute names 25 M (26 M); garbage collection 20 M (23 M);
+  escaping the report 1 M (15 M).  Measured by phase (os.clock, this VM):
+  reading and decoding the file ~40 ms of ~83 (libyaml's parse alone
+  ~27 ms), the merge ~6 ms, the five stages ~23 ms, the report ~5 ms.
 - **10 MB stream (989 M).** libyaml 734 M (74%; its block-scalar scanner
   619 M); the node tree and the objects' descriptions (add_object 64 M, of
   which the shape checks 22 M); the Lua side of 1,000 Fluence Jobs and
@@ -523,11 +542,17 @@ What each row still costs, and why it is not lower:
   version` alone (state, argument parsing, three modules) is ~1.4x
   `/bin/true`.  Going to 2x `/bin/true` would mean not running the
   selection engine in Lua.
-- **10,000 backends, YAML.** libyaml's parse is ~45% of the instructions
-  and ~15% of the time: its scanner runs at a high rate, while what follows
-  (10,000 records, their merge, 30,000 views through five stages, their
-  reasons) touches memory all over a 20 MB heap (about 30% of the time is
-  hash lookups missing the cache, 10% the kernel zeroing fresh pages).
+- **10,000 backends, YAML.** libyaml's parse is ~43% of the instructions
+  and about a third of the time: its scanner runs at a high rate, while
+  what follows (10,000 records, their merge, 10,000 views through five
+  stages, their reasons) touches memory all over a 16 MB heap (hash
+  lookups missing the cache; the kernel zeroing fresh pages was 16% of the
+  time before i30y, with 4,615 page faults, now 3,553).  What is left to
+  take: the file is read into a buffer and copied into a Lua string before
+  it is decoded (3.4 MB of fresh pages for a 1.7 MB file: the provider
+  reads through `api.read_file`, which tests and the fuzzer replace), and
+  the records, merged entries and views are Lua tables (a record store in
+  C read through the views would be the next step).
   Every stage hands sandboxed plugin code each backend as a read-only view,
   under the instruction-count hook (14% of the pipeline's instructions), and
   records what it kept and dropped for `explain` and the audit: that is the
