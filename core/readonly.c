@@ -189,7 +189,7 @@ static int ro_getter(lua_State *L)
  * index is used. */
 #define INDEX_MT "fluence.readonly.stage_index"
 
-struct stage_index { size_t cap; const void **keys; uint32_t *pos; };
+struct stage_index { size_t cap; int dups; const void **keys; uint32_t *pos; };
 
 static struct stage_index *index_new(lua_State *L, lua_Integer n)
 {
@@ -198,6 +198,7 @@ static struct stage_index *index_new(lua_State *L, lua_Integer n)
     while (cap < (size_t)n * 2) cap *= 2;        /* one key per backend, half full at most */
     struct stage_index *x = lua_newuserdatauv(L, sizeof *x + cap * (sizeof *x->keys + sizeof *x->pos), 0);
     x->cap = cap;
+    x->dups = 0;
     x->keys = (const void **)(x + 1);
     x->pos = (uint32_t *)(x->keys + cap);
     memset(x->keys, 0, cap * sizeof *x->keys);   /* pos is read only where a key is */
@@ -217,6 +218,7 @@ static void index_put(struct stage_index *x, const void *key, lua_Integer pos)
     if (!key) return;                            /* not an object: never found */
     size_t h = hash_ptr(key, x->cap);
     while (x->keys[h] && x->keys[h] != key) h = (h + 1) & (x->cap - 1);
+    if (x->keys[h]) x->dups = 1;                 /* the pool holds this one twice */
     x->keys[h] = key;
     x->pos[h] = (uint32_t)pos;
 }
@@ -314,9 +316,14 @@ static int ro_collect(lua_State *L)
     }
     if (nout < npool) {
         for (lua_Integer i = 1; i <= npool; i++) {
-            lua_rawgeti(L, 3, i);                     /* its view, which the index knows */
-            int kept = seen[index_get(x, address(L, -1))];
-            lua_pop(L, 1);
+            /* kept: its position seen, or (when the pool holds a backend
+             * twice) the last position of its view */
+            int kept = seen[i];
+            if (x->dups) {
+                lua_rawgeti(L, 3, i);
+                kept = seen[index_get(x, address(L, -1))];
+                lua_pop(L, 1);
+            }
             if (kept) continue;
             lua_rawgeti(L, 2, i);                     /* 15: b */
             lua_pushvalue(L, 14);
