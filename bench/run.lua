@@ -408,8 +408,8 @@ and 7.24 M (6.62 M) here, merged with it.
 | `select` on the quickstart, offline, no prices | 7.37 M | 6.63 M | `/bin/true` 0.13 M; `fluence version` 0.66 -> 0.61 M |
 | the same on 6aa0407, before prices landed | 6.83 M | | |
 | `select`, aws-prices example, warm price cache | 8.23 M | 7.16 M | the same prices in the attribute file: 7.25 -> 6.53 M (+13.5% -> +9.7%) |
-| 10,000 backends, YAML, 5-stage policy | 1,056 M | 1,052 M; 956 M after i30y (page faults 4,615 -> 3,553, RSS 23.7 -> 19.3 MiB) | libyaml's event parse 447 M |
-| 10,000 backends, JSON, 5-stage policy | | 1,098 M; 982 M after i30y | jansson's load 431 M |
+| 10,000 backends, YAML, 5-stage policy | 1,056 M | 1,052 M; 955 M after i30y (page faults 4,614 -> 3,553, peak RSS 23.4 -> 19.1 MiB) | libyaml's event parse 447 M |
+| 10,000 backends, JSON, 5-stage policy | | 1,098 M; 979 M after i30y (page faults 4,676 -> 3,627) | jansson's load 431 M |
 | 10 MB stream, 1,000 Jobs (gen.lua stream 10 1000) | 987 M | 989 M | libyaml's event parse 724 M |
 | 94 MB stream: peak RSS (RssAnon + RssFile) | 159 MiB (1.69x input) | 79 MiB (0.84x) | |
 | `fluence graph`, 1,000 nodes (2.2 MB of JGF) | 671 M | 151 M | |
@@ -470,9 +470,9 @@ What changed in what each run does:
   provider and the price helpers undumped (+0.39 M), six cache files decoded
   by jansson (0.21 M: ~200 instructions a byte), the provider's prices merged
   (0.18 M), and the instruction-count hook plugin code runs under (0.08 M).
-- **10,000 backends (956 M; 1,059 M before i30y, same build and count).**
+- **10,000 backends (955 M; 1,059 M before i30y, same build and count).**
   The attribute file straight into records 541 M (543 M; libyaml 415 M of
-  it); the merge 64 M (87 M); the stages' lists in C, ro_collect 39 M and
+  it); the merge 64 M (87 M); the stages' lists in C, ro_collect 35 M and
   ro_inputs 23 M (36 M, 24 M); making views, push_view 23 M (48 M), and
   reading attributes, ro_attr 15 M (ro_index 46 M); the hook 40 M (43 M);
   the set of attribute names 25 M (26 M); garbage collection 20 M (23 M);
@@ -547,7 +547,7 @@ What each row still costs, and why it is not lower:
   what follows (10,000 records, their merge, 10,000 views through five
   stages, their reasons) touches memory all over a 16 MB heap (hash
   lookups missing the cache; the kernel zeroing fresh pages was 16% of the
-  time before i30y, with 4,615 page faults, now 3,553).  What is left to
+  time before i30y, with 4,614 page faults, now 3,553).  What is left to
   take: the file is read into a buffer and copied into a Lua string before
   it is decoded (3.4 MB of fresh pages for a 1.7 MB file: the provider
   reads through `api.read_file`, which tests and the fuzzer replace), and
