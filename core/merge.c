@@ -101,16 +101,25 @@ static int borrowed_has(const struct borrowed *b, const void *p)
 /* Source tables shared by a provider's backends, by the shape of their
  * attrs tables (a few shapes in a whole catalog). */
 #define SHAPES 8
-struct shape { uint64_t hash; int n; };
+#define SHAPE_KEYS 16             /* names kept per shape, to compare by address */
+struct shape { uint64_t hash; int n; const void *keys[SHAPE_KEYS]; };
 
 /* [-0, +1]  The source table {name = provider, ...} for the n attributes of
  * the attrs table at idx: one already made for that shape (its names
- * checked: a hash proves nothing), or a new one, kept for the next. */
+ * checked: a hash proves nothing), or a new one, kept for the next.  keys:
+ * the names' addresses in iteration order (n <= SHAPE_KEYS): a shape whose
+ * own are the same is the same without a lookup (its source table holds
+ * those strings, so an equal address is the same string), which was most
+ * of a merge of 10,000 backends of one shape. */
 static void push_shared_source(lua_State *L, struct borrowed *lent, struct shape *shapes, int *nshapes, int holder,
-                               uint64_t hash, int n, int attrs, int prov)
+                               uint64_t hash, int n, int attrs, int prov, const void *const *keys)
 {
     for (int i = 0; i < *nshapes; i++) {
         if (shapes[i].hash != hash || shapes[i].n != n) continue;
+        if (n <= SHAPE_KEYS && memcmp(shapes[i].keys, keys, (size_t)n * sizeof *keys) == 0) {
+            lua_rawgeti(L, holder, i + 1);
+            return;
+        }
         lua_rawgeti(L, holder, i + 1);
         int cand = lua_gettop(L), same = 1;
         lua_pushnil(L);
@@ -136,6 +145,7 @@ static void push_shared_source(lua_State *L, struct borrowed *lent, struct shape
     int slot = *nshapes < SHAPES ? (*nshapes)++ : (int)(hash % SHAPES);
     shapes[slot].hash = hash;
     shapes[slot].n = n;
+    if (n <= SHAPE_KEYS) memcpy(shapes[slot].keys, keys, (size_t)n * sizeof *keys);
     lua_pushvalue(L, src);
     lua_rawseti(L, holder, slot + 1);
 }
@@ -221,6 +231,7 @@ static int merge_merge(lua_State *L)
              * hashed in iteration order (the shape of the table) */
             int n = 0;
             uint64_t shape = 1469598103934665603ull;
+            const void *keys[SHAPE_KEYS];
             if (attrs_type == LUA_TTABLE) {
                 lua_pushnil(L);
                 while (lua_next(L, attrs)) {
@@ -237,8 +248,10 @@ static int merge_merge(lua_State *L)
                                         provider, name, lua_tostring(L, -3), why);
                         return 2;
                     }
+                    const void *key = lua_topointer(L, -2);
+                    if (n < SHAPE_KEYS) keys[n] = key;
                     n++;
-                    shape = (shape ^ (uint64_t)(uintptr_t)lua_topointer(L, -2)) * 1099511628211ull;
+                    shape = (shape ^ (uint64_t)(uintptr_t)key) * 1099511628211ull;
                     lua_pop(L, 1);
                 }
             }
@@ -270,7 +283,7 @@ static int merge_merge(lua_State *L)
                 if (lend) {
                     borrowed_add(lent, lua_topointer(L, attrs));
                     lua_pushvalue(L, K_SOURCE);
-                    push_shared_source(L, lent, shapes, &nshapes, 5, shape, n, attrs, prov);
+                    push_shared_source(L, lent, shapes, &nshapes, 5, shape, n, attrs, prov, keys);
                     lua_rawset(L, m);
                     lua_settop(L, list);
                     continue;

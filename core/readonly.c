@@ -5,6 +5,7 @@
  *   ro.view(t) -> v                -- the read-only view of t (t itself when not a table)
  *   ro.unwrap(v) -> t | v          -- the table behind a view
  *   ro.is_view(v) -> bool
+ *   ro.getter(fallback) -> attr        -- attr(b, key): b.attrs[key], in C
  *
  * v[k] is t[k], with table values coming back as their own views; writing to
  * a view is an error naming the field; #v, pairs(v) and ipairs(v) work; the
@@ -132,24 +133,75 @@ static int ro_is_view(lua_State *L)
     return 1;
 }
 
+/* ro.getter(fallback) -> attr, where attr(b, key) is b.attrs[key] as a
+ * plugin reading through the views gets it (a table value as its view), in
+ * one C call: b is a view of a backend without a metatable whose attrs is a
+ * table.  Anything else, checked before anything runs, is fallback(b, key)'s
+ * (Lua: `return b.attrs[key]`, its errors as the plugin's own would be).
+ * Two metamethod calls and a view of every backend's attrs table made for
+ * each stage's `b.attrs.x` were most of what a stage did per backend. */
+#define ATTRS lua_upvalueindex(4)
+#define FALLBACK lua_upvalueindex(5)
+
+static int ro_attr(lua_State *L)
+{
+    lua_settop(L, 2);
+    if (lua_type(L, 1) == LUA_TTABLE) {
+        lua_pushvalue(L, 1);
+        if (lua_rawget(L, VIEWS) == LUA_TTABLE && !lua_getmetatable(L, 3)) {   /* 3: its backend */
+            lua_pushvalue(L, ATTRS);
+            if (lua_rawget(L, 3) == LUA_TTABLE) {                              /* 4: its attrs */
+                lua_pushvalue(L, 2);
+                lua_gettable(L, 4);                                            /* as the view's __index */
+                push_view(L, -1);
+                return 1;
+            }
+        }
+        lua_settop(L, 2);
+    }
+    lua_pushvalue(L, FALLBACK);
+    lua_insert(L, 1);
+    lua_call(L, 2, 1);
+    return 1;
+}
+
+static int ro_getter(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushvalue(L, lua_upvalueindex(2));
+    lua_pushvalue(L, lua_upvalueindex(3));
+    lua_pushliteral(L, "attrs");
+    lua_pushvalue(L, 1);
+    lua_pushcclosure(L, ro_attr, 5);
+    return 1;
+}
+
 /* ---- the pipeline's lists ----
  *
- * A stage's index: each backend of its pool, and each backend's view, ->
- * the backend's position (the last, should the pool hold one twice), in an
- * open-addressing table keyed by the objects' addresses.  Pointers stay
- * valid: the pool and the input list hold the objects while it is used. */
+ * A stage's index: each backend's view -> the backend's position (the last,
+ * should the pool hold one twice), in an open-addressing table keyed by the
+ * views' addresses.  Only views are keys: a list handed back holding a
+ * backend itself is looked up through its view (the cache), a rare case; a
+ * key per backend and per view made each stage's index 1 MB of fresh pages
+ * for 10,000 backends, and the kernel zeroing them cost more than the
+ * lookups.  Pointers stay valid: the input list holds the views while the
+ * index is used. */
 #define INDEX_MT "fluence.readonly.stage_index"
 
-struct slot { const void *key; lua_Integer pos; };
-struct stage_index { size_t cap; struct slot slots[1]; };
+struct stage_index { size_t cap; int dups; const void **keys; uint32_t *pos; };
 
 static struct stage_index *index_new(lua_State *L, lua_Integer n)
 {
+    if (n > (lua_Integer)(UINT32_MAX / 4)) luaL_error(L, "too many backends (%I)", n);
     size_t cap = 16;
-    while (cap < (size_t)n * 4) cap *= 2;        /* two keys per backend, half full at most */
-    struct stage_index *x = lua_newuserdatauv(L, sizeof *x + (cap - 1) * sizeof x->slots[0], 0);
+    while (cap < (size_t)n * 2) cap *= 2;        /* one key per backend, half full at most */
+    struct stage_index *x = lua_newuserdatauv(L, sizeof *x + cap * (sizeof *x->keys + sizeof *x->pos), 0);
     x->cap = cap;
-    memset(x->slots, 0, cap * sizeof x->slots[0]);
+    x->dups = 0;
+    x->keys = (const void **)(x + 1);
+    x->pos = (uint32_t *)(x->keys + cap);
+    memset(x->keys, 0, cap * sizeof *x->keys);   /* pos is read only where a key is */
     luaL_newmetatable(L, INDEX_MT);
     lua_setmetatable(L, -2);
     return x;
@@ -163,18 +215,20 @@ static size_t hash_ptr(const void *p, size_t cap)
 
 static void index_put(struct stage_index *x, const void *key, lua_Integer pos)
 {
+    if (!key) return;                            /* not an object: never found */
     size_t h = hash_ptr(key, x->cap);
-    while (x->slots[h].key && x->slots[h].key != key) h = (h + 1) & (x->cap - 1);
-    x->slots[h].key = key;
-    x->slots[h].pos = pos;
+    while (x->keys[h] && x->keys[h] != key) h = (h + 1) & (x->cap - 1);
+    if (x->keys[h]) x->dups = 1;                 /* the pool holds this one twice */
+    x->keys[h] = key;
+    x->pos[h] = (uint32_t)pos;
 }
 
 static lua_Integer index_get(const struct stage_index *x, const void *key)
 {
     if (!key) return 0;
     size_t h = hash_ptr(key, x->cap);
-    while (x->slots[h].key) {
-        if (x->slots[h].key == key) return x->slots[h].pos;
+    while (x->keys[h]) {
+        if (x->keys[h] == key) return x->pos[h];
         h = (h + 1) & (x->cap - 1);
     }
     return 0;
@@ -188,6 +242,18 @@ static const void *address(lua_State *L, int idx)
                                                                                            : NULL;
 }
 
+/* The position of the value at idx, a view of the input or a backend of the
+ * pool (through its view), in the index; 0 when it is neither. */
+static lua_Integer position(lua_State *L, const struct stage_index *x, int idx)
+{
+    lua_Integer at = index_get(x, address(L, idx));
+    if (at || lua_type(L, idx) != LUA_TTABLE) return at;
+    lua_pushvalue(L, idx);
+    if (lua_rawget(L, CACHE) == LUA_TTABLE) at = index_get(x, lua_topointer(L, -1));
+    lua_pop(L, 1);
+    return at;
+}
+
 static int ro_inputs(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -198,7 +264,6 @@ static int ro_inputs(lua_State *L)
     for (lua_Integer i = 1; i <= n; i++) {
         lua_rawgeti(L, 1, i);                         /* 4: b */
         push_view(L, 4);                              /* 5: its view */
-        index_put(x, address(L, 4), i);
         index_put(x, address(L, 5), i);
         lua_rawseti(L, 2, i);
         lua_pop(L, 1);
@@ -229,7 +294,7 @@ static int ro_collect(lua_State *L)
     lua_Integer last = 0;
     for (lua_Integer i = 1; i <= nout; i++) {
         lua_rawgeti(L, 1, i);                         /* 15: a view of the input, or its backend */
-        lua_Integer at = index_get(x, address(L, 15));
+        lua_Integer at = position(L, x, 15);
         if (!at || seen[at]) {
             lua_pushnil(L);
             lua_pushstring(L, at ? "twice" : "foreign");
@@ -238,7 +303,6 @@ static int ro_collect(lua_State *L)
         seen[at] = 1;
         lua_rawgeti(L, 2, at);                        /* 16: the backend */
         lua_rawgeti(L, 3, at);                        /* 17: its view */
-        index_put(next, address(L, 16), i);
         index_put(next, address(L, 17), i);
         lua_rawseti(L, 11, i);
         lua_pushvalue(L, 16);
@@ -252,8 +316,16 @@ static int ro_collect(lua_State *L)
     }
     if (nout < npool) {
         for (lua_Integer i = 1; i <= npool; i++) {
+            /* kept: its position seen, or (when the pool holds a backend
+             * twice) the last position of its view */
+            int kept = seen[i];
+            if (x->dups) {
+                lua_rawgeti(L, 3, i);
+                kept = seen[index_get(x, address(L, -1))];
+                lua_pop(L, 1);
+            }
+            if (kept) continue;
             lua_rawgeti(L, 2, i);                     /* 15: b */
-            if (seen[index_get(x, address(L, 15))]) { lua_settop(L, 14); continue; }
             lua_pushvalue(L, 14);
             lua_gettable(L, 15);                      /* 16: b.name */
             if (!reasons || lua_type(L, 16) == LUA_TNIL) lua_pushnil(L);
@@ -309,12 +381,13 @@ static int ro_new(lua_State *L)
     closure(L, ro_len, 1, 2, 3, 0);      lua_setfield(L, 3, "__len");
     closure(L, ro_pairs, 1, 2, 3, 4);    lua_setfield(L, 3, "__pairs");
     lua_pushboolean(L, 0);               lua_setfield(L, 3, "__metatable");
-    lua_createtable(L, 0, 5);
+    lua_createtable(L, 0, 6);
     closure(L, ro_view, 1, 2, 3, 0);     lua_setfield(L, -2, "view");
     closure(L, ro_unwrap, 1, 2, 3, 0);   lua_setfield(L, -2, "unwrap");
     closure(L, ro_is_view, 1, 2, 3, 0);  lua_setfield(L, -2, "is_view");
     closure(L, ro_inputs, 1, 2, 3, 0);   lua_setfield(L, -2, "inputs");
     closure(L, ro_collect, 1, 2, 3, 0);  lua_setfield(L, -2, "collect");
+    closure(L, ro_getter, 1, 2, 3, 0);   lua_setfield(L, -2, "getter");
     return 1;
 }
 

@@ -4,14 +4,15 @@ return {
   name = "online-only",
   description = "keep backends whose status is ONLINE (any case) or unknown",
   args = false,
-  compile = function()
+  compile = function(_, ctx)
+    local attr = ctx.attr         -- b.attrs[key], in one C call
     return function(backends)
       local keep, reasons = {}, {}
       local why = {}      -- status -> the reason it drops a backend, or false
       for i = 1, #backends do        -- a numeric loop: ipairs is a C call per backend
         local b = backends[i]
         if b == nil then break end
-        local s = b.attrs.status
+        local s = attr(b, "status")
         local r = false
         if type(s) == "string" then
           r = why[s]

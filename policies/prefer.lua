@@ -44,7 +44,7 @@ local function compile(stage, ctx)
   local function matches(alt, b)
     if alt.name then return b.name == alt.name end
     for _, t in ipairs(alt.tests) do
-      if not t.f(b.attrs[t.attr]) then return false end
+      if not t.f(ctx.attr(b, t.attr)) then return false end
     end
     return true
   end

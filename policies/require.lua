@@ -20,15 +20,16 @@ local function compile(stage, ctx)
     reads[#reads + 1] = attr
   end
   local n = #checks
+  local attr = ctx.attr                -- b.attrs[key], in one C call
   return function(backends)
     local keep, reasons = {}, {}
     for i = 1, #backends do            -- numeric loops: ipairs is a C call per element
       local b = backends[i]
       if b == nil then break end
-      local attrs, ok = b.attrs, true
+      local ok = true
       for j = 1, n do
         local c = checks[j]
-        local pass, why = c.f(attrs[c.attr])
+        local pass, why = c.f(attr(b, c.attr))
         if not pass then ok = false; reasons[b.name] = why; break end
       end
       if ok then keep[#keep + 1] = b end

@@ -34,7 +34,7 @@ return {
       for _, b in ipairs(backends) do
         local ok = true
         for _, t in ipairs(terms) do
-          if type(b.attrs[t.attr]) ~= "number" then
+          if type(ctx.attr(b, t.attr)) ~= "number" then
             ok = false
             reasons[b.name] = ctx.reason.missing(t.attr)
             break
@@ -52,12 +52,12 @@ return {
       for _, t in ipairs(terms) do
         local lo, hi = math.huge, -math.huge
         for _, b in ipairs(have) do
-          local v = b.attrs[t.attr]
+          local v = ctx.attr(b, t.attr)
           if v < lo then lo = v end
           if v > hi then hi = v end
         end
         for _, b in ipairs(have) do
-          local norm = hi > lo and (b.attrs[t.attr] - lo) / (hi - lo) or 0
+          local norm = hi > lo and (ctx.attr(b, t.attr) - lo) / (hi - lo) or 0
           score[b] = score[b] + t.w * norm
         end
       end

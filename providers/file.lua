@@ -48,17 +48,14 @@ end
 
 function M.candidates(ctx)
   local files = ctx.options.attributes or {}
-  local byname, order = {}, {}
-  for _, path in ipairs(files) do
-    for _, b in ipairs(parse(ctx.api, path)) do
-      if not byname[b.name] then order[#order + 1] = b.name end
-      byname[b.name] = b
-    end
-  end
-  local out, shots = {}, ctx.request.shots or 1000
-  for i, name in ipairs(order) do
-    local r = byname[name]
-    out[i] = r.cost and (r.cost.task or r.cost.shot) and { name = name, attrs = attributes(ctx.api, r, shots) } or r
+  local lists = {}
+  for i, path in ipairs(files) do lists[i] = parse(ctx.api, path) end
+  -- one per name, the last given (api.catalog.latest: in C), a new list
+  local out, shots = ctx.api.catalog.latest(lists), ctx.request.shots or 1000
+  for i = 1, #out do
+    local r = out[i]
+    local c = r.cost
+    if c and (c.task or c.shot) then out[i] = { name = r.name, attrs = attributes(ctx.api, r, shots) } end
   end
   return out
 end

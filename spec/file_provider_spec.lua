@@ -71,6 +71,29 @@ describe("the file provider", function()
     assert.are.equal(2, #list)
   end)
 
+  it("keeps one record per name: the last given, where the name first appeared", function()
+    local a = cli.write(dir .. "/a.yaml", "backends:\n- name: x\n  attributes: {cost_usd: 1}\n" ..
+                                          "- name: y\n  attributes: {cost_usd: 5}\n" ..
+                                          "- name: x\n  attributes: {cost_usd: 3}\n")
+    local b = cli.write(dir .. "/b.yaml", "backends:\n- name: z\n- name: y\n  attributes: {cost_usd: 6}\n")
+    local by, list = candidates({ a, b })
+    assert.are.same({ "x", "y", "z" }, { list[1].name, list[2].name, list[3].name })
+    assert.are.equal(3, #list)
+    assert.are.equal(3, by.x.cost_usd)
+    assert.are.equal(6, by.y.cost_usd)
+    -- the rule itself (api.catalog.latest), and what it refuses
+    local latest = require("fluence.catalog").latest
+    local r1, r2, r3 = { name = "p" }, { name = "q" }, { name = "p" }
+    local got = latest{ { r1, r2 }, {}, { r3 } }
+    assert.are.equal(2, #got)
+    assert.are.equal(r3, got[1])
+    assert.are.equal(r2, got[2])
+    assert.are.same({}, latest{})
+    assert.has_error(function() latest{ { { cost = 1 } } } end, "table index is nil")
+    assert.has_error(function() latest{ "not a list" } end)
+    assert.has_error(function() latest("nothing") end)
+  end)
+
   it("points at the offending line and column", function()
     local cases = {
       { "version: 1\nbackends: []\n", ":2:1: no backends defined" },

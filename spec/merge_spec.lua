@@ -69,6 +69,53 @@ describe("fluence.merge", function()
     assert.are.same(mine, r2[1].attrs)
   end)
 
+  it("shares a source table among a trusted provider's backends of one shape of names, and only those", function()
+    local function attrs(n, first)
+      local t = {}
+      for i = 1, n do t[("k%02d"):format(i)] = first + i end
+      return t
+    end
+    local big1, big2 = attrs(20, 0), attrs(20, 100)        -- more names than a shape keeps by address
+    local reordered = {}
+    reordered.memory_gb, reordered.cost_usd = 1, 2
+    local backends = {
+      { name = "a", attrs = { cost_usd = 1, memory_gb = 2 } },
+      { name = "b", attrs = { cost_usd = 3, memory_gb = 4 } },
+      { name = "c", attrs = reordered },
+      { name = "d", attrs = { cost_usd = 5, region = "x" } },
+      { name = "e", attrs = big1 },
+      { name = "f", attrs = big2 },
+      { name = "g", attrs = attrs(19, 0) },
+    }
+    for i = 1, 12 do                                       -- more shapes than the merge keeps
+      backends[#backends + 1] = { name = ("z%02d"):format(i), attrs = { ["only" .. i] = i } }
+    end
+    local r = assert(merge.merge{
+      { provider = "file", trusted = true, backends = backends },
+      { provider = "live", backends = { { name = "b", attrs = { queue_size = 7 } } } },
+    })
+    local by = {}
+    for _, x in ipairs(r) do by[x.name] = x end
+    local function names_of(t)
+      local s = {}
+      for k, v in pairs(t) do s[k] = v end
+      return s
+    end
+    for _, x in ipairs(r) do                               -- every name's provider, no other
+      local want = {}
+      for k in pairs(x.attrs) do want[k] = (x.name == "b" and k == "queue_size") and "live" or "file" end
+      assert.are.same(want, names_of(x.source))
+    end
+    assert.are.equal(by.a.source, by.c.source)             -- the same names, set in another order
+    assert.are_not.equal(by.a.source, by.d.source)         -- as many names, others
+    assert.are.equal(by.e.source, by.f.source)             -- 20 names: compared one by one
+    assert.are_not.equal(by.e.source, by.g.source)
+    assert.are_not.equal(by.a.source, by.b.source)         -- b's was copied before live wrote to it
+    assert.are.same({ cost_usd = "file", memory_gb = "file" }, names_of(by.a.source))
+    assert.are.same({ cost_usd = 3, memory_gb = 4, queue_size = 7 }, by.b.attrs)
+    assert.are.same({ cost_usd = 1, memory_gb = 2 }, by.a.attrs)
+  end)
+
   it("merges 10,000 backends quickly", function()
     local list = {}
     for i = 1, 10000 do list[i] = { name = ("b%05d"):format(i), attrs = { cost_usd = i, memory_gb = i % 7 } } end

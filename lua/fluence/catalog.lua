@@ -11,6 +11,7 @@
 --                cost = { task =, shot =, minute = } | nil }
 --                                     -- the top-level cost fields, when given
 --   (a relative top-level graph is made relative to name's directory)
+--   catalog.latest({ records, ... }) -> { record, ... }   one per name, the last given
 --
 -- Two readers give the same records.  fluence.attrfile (C) decodes the text
 -- straight from libyaml's events and decides what it can: a well-formed
@@ -91,6 +92,11 @@ function catalog.reference(text, path)
   end
   return out
 end
+
+-- catalog.latest({ records, ... }) -> { record, ... }: one record per name,
+-- the last one given, where the name first appeared (later files override
+-- earlier ones; fluence.attrfile, in C)
+catalog.latest = attrfile.latest
 
 function catalog.decode(text, path)
   if type(text) ~= "string" then error("catalog.decode: text must be a string", 2) end

@@ -254,6 +254,7 @@ function pipeline.compile(text, opts)
       num = pipeline.num,
       jobspecs = jobspecs,
       needs = needs,
+      attr = sandbox.attr,
     }
     -- ranking with a tolerance band, reason wording (policy_lib.lua)
     policy_lib.extend(ctx, { cost_tol = band, fail = ctx.fail, sort_by = sort_by, num = pipeline.num })

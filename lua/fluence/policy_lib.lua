@@ -189,7 +189,10 @@ function policy_lib.extend(ctx, host)
   function ctx.rank(backends, key, opts)
     opts = opts or {}
     local get = key
-    if type(key) == "string" then get = function(b) return b.attrs[key] end end
+    if type(key) == "string" then
+      local attr = ctx.attr or function(b, k) return b.attrs[k] end
+      get = function(b) return attr(b, key) end
+    end
     local label = opts.label or (type(key) == "string" and key or "value")
     local have, missing, reasons, values = {}, {}, {}, {}
     local why_missing = opts.missing or reason.missing(label)

@@ -6,6 +6,8 @@
 --   api.yaml.decode(text, name) / api.yaml.decode_all / api.json.decode / api.json.encode
 --   api.catalog.decode(text, name) -> backend records of an attribute file in
 --                        the Go client's format (lua/fluence/catalog.lua)
+--   api.catalog.latest({ records, ... }) -> one record per name, the last
+--                        given, where the name first appeared
 --   api.http.request(req) / api.http.request_many(reqs, opts)     (see core/http.c)
 --   api.http.url_shown(url)  -- url without userinfo, query or fragment, for
 --                               a message (passwords and tokens stay out)
@@ -112,7 +114,7 @@ function M.new(opts)
   for k, v in pairs(opts.cluster or {}) do cluster[k] = type(v) == "function" and waiting(v) or v end
   local api = {
     yaml = copy(yaml, { "decode", "decode_all", "marks", "null" }),
-    catalog = { decode = require("fluence.catalog").decode },
+    catalog = { decode = require("fluence.catalog").decode, latest = require("fluence.catalog").latest },
     json = copy(json, { "decode", "encode", "null", "array", "object", "is_array" }),
     http = logged_http,
     env = sys.getenv,

@@ -81,6 +81,9 @@ sandbox.unwrap = ro.unwrap
 sandbox.is_readonly = ro.is_view
 -- the pipeline's per-stage lists of views, made and read back in C
 sandbox.stage_inputs, sandbox.stage_collect = ro.inputs, ro.collect
+-- attr(b, key): b.attrs[key] for a plugin holding the view b, in one C call
+-- (no metamethods, no view of the attrs table); the rare rest as written
+sandbox.attr = ro.getter(function(b, key) return b.attrs[key] end)
 
 -- Metatables of error objects the host makes (errors.lua, the pipeline's
 -- markers): call() passes those through; any other non-string error a plugin
