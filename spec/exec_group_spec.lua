@@ -1,0 +1,101 @@
+-- An exec credential plugin runs in a process group of its own, and the
+-- group is killed (SIGKILL) before the plugin is reaped, on every way out:
+-- whatever the plugin started in the background (a shell script's `sleep &`)
+-- ends with it, and such a child holding our pipe open delays nothing — the
+-- plugin's output is what it wrote before it exited.  Each background child
+-- is a `sleep` of a unique duration, looked for after fluence has exited.
+local cli = require "support.cli"
+local json = require "fluence.json"
+
+local HANG = 60   -- the hang detector (cli.run), far past every bound here
+
+local CREDENTIAL = '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",' ..
+                   '"status":{"token":"t0k3n-never-shown"}}'
+
+describe("exec credential plugins' children", function()
+  local dir
+  before_each(function() dir = cli.tmpdir() end)
+  after_each(cli.cleanup)
+
+  local function marker()
+    return ("%d.%d"):format(300 + math.random(0, 99), math.random(100000, 999999))
+  end
+
+  local function plugin(body)
+    local path = cli.write(dir .. "/plugin.sh", "#!/bin/sh\n" .. body)
+    assert(os.execute("chmod +x " .. cli.quote(path)))
+    return path
+  end
+
+  -- a kubeconfig whose user runs `path`; its cluster refuses connections
+  local function kubeconfig(path)
+    return cli.write(dir .. "/config", json.encode{
+      apiVersion = "v1", kind = "Config", ["current-context"] = "t",
+      clusters = json.array{ { name = "c", cluster = { server = "https://127.0.0.1:1" } } },
+      users = json.array{ { name = "u", user = { exec = { apiVersion = "client.authentication.k8s.io/v1",
+                                                            command = path } } } },
+      contexts = json.array{ { name = "t", context = { cluster = "c", user = "u" } } },
+    })
+  end
+
+  local function graph(path, timeout)
+    local r = cli.run{ "graph", "--kubeconfig", kubeconfig(path), "--request-timeout", timeout, timeout = HANG,
+                       env = { HOME = dir, KUBECONFIG = false, KUBERNETES_SERVICE_HOST = false } }
+    assert.is_true(r.code ~= 124 and r.code ~= 137, "stopped by the hang detector: " .. r.err)
+    assert.are.equal("", r.out)
+    assert.are.equal(4, r.code, r.err)
+    assert.is_nil(r.err:find("t0k3n", 1, true), r.err)
+    return r
+  end
+
+  -- ("slee[p]": the shell running pgrep has the marker in its own command line)
+  local function running(m)
+    local p = io.popen("env -u LD_PRELOAD pgrep -f " .. cli.quote("slee[p] " .. m) .. " 2>/dev/null")
+    local out = p:read("a")
+    p:close()
+    return out ~= ""
+  end
+
+  it("one that answers and exits, leaving a child that holds its stdout: answer taken, child killed", function()
+    local m = marker()
+    local path = plugin("sleep " .. m .. " &\necho '" .. CREDENTIAL .. "'\n")
+    -- half a minute for the plugin (the hang detector is at a minute): before,
+    -- the child's open pipe made the plugin look unfinished until then
+    local r = graph(path, "30")
+    assert.is_nil(r.err:find("exec credential plugin", 1, true), r.err)
+    assert.matches("^fluence: [^\n]*127%.0%.0%.1:1", r.err)
+    assert.is_false(running(m), "the plugin's child is still running")
+  end)
+
+  it("one that does not finish: killed at its limit with what it started", function()
+    local m = marker()
+    local path = plugin("sleep " .. m .. " &\nsleep " .. m .. "\n")
+    local r = graph(path, "1")
+    assert.matches('^fluence: [^\n]*user "u": exec credential plugin [^\n]*plugin%.sh failed: it did not finish ' ..
+                   'within 1 s, and was stopped %(SIGKILL%)\n$', r.err)
+    assert.is_false(running(m), "the plugin or its child is still running")
+  end)
+
+  it("one that fails, leaving a child: the failure said, the child killed", function()
+    local m = marker()
+    local path = plugin("sleep " .. m .. " >/dev/null 2>&1 &\necho nope >&2\nexit 3\n")
+    local r = graph(path, "60")
+    assert.matches("plugin%.sh failed", r.err)
+    assert.is_false(running(m), "the plugin's child is still running")
+  end)
+  it("fluence stopped by a signal meanwhile: the plugin's group killed first, the signal then ends fluence", function()
+    local m = marker()
+    local started = dir .. "/started"
+    local path = plugin("sleep " .. m .. " &\n: > " .. cli.quote(started) .. "\nsleep " .. m .. "\n")
+    -- the run in the background, SIGTERM once the plugin has started (the
+    -- wait for that bounded too), then its exit status
+    local r = cli.sh(("HOME=%s %s graph --kubeconfig %s --request-timeout 30 >/dev/null 2>%s/err &\n" ..
+                      "f=$!; i=0\n" ..
+                      "while [ ! -e %s ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n" ..
+                      "kill -TERM $f; wait $f; echo $?\n")
+                     :format(cli.quote(dir), cli.quote(cli.bin), cli.quote(kubeconfig(path)), cli.quote(dir),
+                             cli.quote(started)))
+    assert.are.equal("143\n", r.out, r.err .. (cli.slurp(dir .. "/err") or ""))
+    assert.is_false(running(m), "the plugin or its child is still running")
+  end)
+end)
