@@ -410,15 +410,19 @@ static int exited(pid_t pid)
     return si.si_pid == pid;
 }
 
+static volatile sig_atomic_t exec_signal;
+
 /* Waits for pid to exit until deadline (now_ms() clock), without reaping it:
- * 1 once it has exited, 0 at the deadline.  A plugin may close its stdout
- * and go on running (a daemon it forked, a bug): its exit is waited for with
- * the same limit as its output, never without one. */
+ * 1 once it has exited, 0 at the deadline or when a signal came to end
+ * fluence (exec_signal).  A plugin may close its stdout and go on running (a
+ * daemon it forked, a bug): its exit is waited for with the same limit as
+ * its output, never without one. */
 static int wait_until(pid_t pid, double deadline)
 {
     long step_us = 1000;
     for (;;) {
         if (exited(pid)) return 1;
+        if (exec_signal) return 0;
         double left = deadline - now_ms();
         if (left <= 0) return 0;
         if (step_us > left * 1000) step_us = (long)(left * 1000) + 1;
@@ -433,7 +437,6 @@ static int wait_until(pid_t pid, double deadline)
  * ^C at the terminal no longer reaches — is killed first, then raised again. */
 static const int EXIT_SIGNALS[] = { SIGINT, SIGTERM, SIGHUP };
 #define N_EXIT_SIGNALS (sizeof EXIT_SIGNALS / sizeof EXIT_SIGNALS[0])
-static volatile sig_atomic_t exec_signal;
 
 static void on_exit_signal(int sig)
 {
@@ -521,7 +524,8 @@ static void exec_spawn(struct exec_run *x)
     }
     if (x->out) x->out[x->out_len] = 0;
     close(fds[0]);
-    if (!x->timed_out && !x->too_much && !exec_signal && !wait_until(pid, deadline)) x->timed_out = 1;
+    if (!x->timed_out && !x->too_much && !exec_signal && !wait_until(pid, deadline) && !exec_signal)
+        x->timed_out = 1;
     /* the plugin is not reaped yet: its pid still names its group */
     killpg(pid, SIGKILL);
     int st = 0;

@@ -83,19 +83,35 @@ describe("exec credential plugins' children", function()
     assert.matches("plugin%.sh failed", r.err)
     assert.is_false(running(m), "the plugin's child is still running")
   end)
-  it("fluence stopped by a signal meanwhile: the plugin's group killed first, the signal then ends fluence", function()
-    local m = marker()
-    local started = dir .. "/started"
-    local path = plugin("sleep " .. m .. " &\n: > " .. cli.quote(started) .. "\nsleep " .. m .. "\n")
-    -- the run in the background, SIGTERM once the plugin has started (the
-    -- wait for that bounded too), then its exit status
-    local r = cli.sh(("HOME=%s %s graph --kubeconfig %s --request-timeout 30 >/dev/null 2>%s/err &\n" ..
-                      "f=$!; i=0\n" ..
-                      "while [ ! -e %s ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n" ..
-                      "kill -TERM $f; wait $f; echo $?\n")
-                     :format(cli.quote(dir), cli.quote(cli.bin), cli.quote(kubeconfig(path)), cli.quote(dir),
-                             cli.quote(started)))
-    assert.are.equal("143\n", r.out, r.err .. (cli.slurp(dir .. "/err") or ""))
-    assert.is_false(running(m), "the plugin or its child is still running")
-  end)
+
+  -- while its output is read, and while its exit is waited for (it closed
+  -- its stdout)
+  for _, closes in ipairs{ "", "exec >&-\n" } do
+    it("fluence stopped by a signal meanwhile: the plugin's group killed first, the signal then ends fluence" ..
+       (closes == "" and "" or " (stdout closed)"), function()
+      local m = marker()
+      local started = dir .. "/started"
+      local path = plugin(closes .. "sleep " .. m .. " &\necho $$ > " .. cli.quote(started) .. "\nsleep " .. m .. "\n")
+      -- the run in the background, SIGTERM once the plugin has started, then
+      -- its exit status.  The plugin has 10 minutes; the hang detector
+      -- (SIGKILL, 137) is at half a minute: a fluence that went on waiting
+      -- for the plugin after the signal is caught by it.
+      local r = cli.sh(("HOME=%s %s graph --kubeconfig %s --request-timeout 600 >/dev/null 2>%s/err &\n" ..
+                        "f=$!; i=0\n" ..
+                        "while [ ! -e %s ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done\n" ..
+                        "kill -TERM $f; i=0\n" ..
+                        "while [ \"$(cut -d' ' -f3 /proc/$f/stat)\" != Z ] && [ $i -lt 300 ]; do\n" ..
+                        "  sleep 0.1; i=$((i+1)); done\n" ..
+                        "kill -KILL $f 2>/dev/null; wait $f; echo $?\n")
+                       :format(cli.quote(dir), cli.quote(cli.bin), cli.quote(kubeconfig(path)), cli.quote(dir),
+                               cli.quote(started)))
+      -- what a failure leaves behind does not outlive the spec
+      finally(function()
+        local group = (cli.slurp(started) or ""):match("^%d+")
+        if group and running(m) then os.execute("kill -9 -" .. group .. " 2>/dev/null") end
+      end)
+      assert.are.equal("143\n", r.out, r.err .. (cli.slurp(dir .. "/err") or ""))
+      assert.is_false(running(m), "the plugin or its child is still running")
+    end)
+  end
 end)
