@@ -6,6 +6,7 @@
 -- is a `sleep` of a unique duration, looked for after fluence has exited.
 local cli = require "support.cli"
 local json = require "fluence.json"
+local sleeper = require "support.sleeper"
 
 local HANG = 60   -- the hang detector (cli.run), far past every bound here
 
@@ -17,14 +18,11 @@ describe("exec credential plugins' children", function()
   before_each(function() dir = cli.tmpdir() end)
   after_each(cli.cleanup)
 
-  local function marker()
-    return ("%d.%d"):format(300 + math.random(0, 99), math.random(100000, 999999))
-  end
+  local function marker() return sleeper.marker(300) end
+  local running = sleeper.running
 
   local function plugin(body)
-    local path = cli.write(dir .. "/plugin.sh", "#!/bin/sh\n" .. body)
-    assert(os.execute("chmod +x " .. cli.quote(path)))
-    return path
+    return sleeper.script(dir .. "/plugin.sh", body)
   end
 
   -- a kubeconfig whose user runs `path`; its cluster refuses connections
@@ -46,14 +44,6 @@ describe("exec credential plugins' children", function()
     assert.are.equal(4, r.code, r.err)
     assert.is_nil(r.err:find("t0k3n", 1, true), r.err)
     return r
-  end
-
-  -- ("slee[p]": the shell running pgrep has the marker in its own command line)
-  local function running(m)
-    local p = io.popen("env -u LD_PRELOAD pgrep -f " .. cli.quote("slee[p] " .. m) .. " 2>/dev/null")
-    local out = p:read("a")
-    p:close()
-    return out ~= ""
   end
 
   it("one that answers and exits, leaving a child that holds its stdout: answer taken, child killed", function()
