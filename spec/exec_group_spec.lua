@@ -7,6 +7,7 @@
 local cli = require "support.cli"
 local json = require "fluence.json"
 local sleeper = require "support.sleeper"
+local envtest = require "support.envtest"
 
 local HANG = 60   -- the hang detector (cli.run), far past every bound here
 
@@ -104,4 +105,34 @@ describe("exec credential plugins' children", function()
       assert.is_false(running(m), "the plugin or its child is still running")
     end)
   end
+end)
+
+-- The answer taken for real: a plugin leaving a child on its stdout gives the
+-- token a real kube-apiserver accepts, at once rather than at its limit.
+envtest.describe("exec credential plugins' children, against a real kube-apiserver", function(api)
+  it("the plugin's token reads the cluster; its child is killed", function()
+    local dir = cli.tmpdir()
+    local m = sleeper.marker(400)
+    local plugin = sleeper.script(dir .. "/plugin", "sleep " .. m .. " &\n" ..
+      "printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"%s\"}}\\n' \"$TOKEN\"\n")
+    local config = cli.write(dir .. "/config", json.encode{
+      apiVersion = "v1", kind = "Config", ["current-context"] = "t",
+      clusters = json.array{ { name = "c", cluster = { server = api.url, ["certificate-authority"] = api.pki .. "/ca.crt" } } },
+      users = json.array{ { name = "u", user = { exec = { apiVersion = "client.authentication.k8s.io/v1", command = plugin,
+        env = json.array{ { name = "TOKEN", value = api.tokens.admin } } } } } },
+      contexts = json.array{ { name = "t", context = { cluster = "c", user = "u" } } },
+    })
+    local job = cli.write(dir .. "/pod.yaml", cli.POD:format("min-cost"))
+    local attrs = cli.write(dir .. "/attrs.yaml", "version: 1\nbackends:\n  - name: gpu-l4\n    attributes: {cost_usd: 1}\n")
+    -- the plugin has half a minute, the hang detector a whole one
+    local r = cli.run{ "select", "-f", job, "--attributes", attrs, "--kubeconfig", config,
+                       "--fluence-ns", api:namespace("children"), "--request-timeout", "30", timeout = 60,
+                       env = { HOME = dir, KUBECONFIG = false, KUBERNETES_SERVICE_HOST = false } }
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("gpu%-l4", r.out)
+    -- read with the token: the server answered that the offerings are not there (not 401)
+    assert.matches("fluence%-resources\" not found %(HTTP 404", r.err)
+    assert.is_false(sleeper.running(m), "the plugin's child is still running")
+    cli.cleanup()
+  end)
 end)
