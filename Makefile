@@ -176,7 +176,8 @@ bench: deps-test all
 # live in fuzz/corpus/TARGET; findings land in build-fuzz/.
 FUZZ_TARGETS := yaml json manifest policy attributes kubeconfig offerings jobspec jgf braket kubelists
 # Targets that read YAML fuzz with fuzz/dict/yaml.dict (anchors, aliases,
-# merge keys), plus fuzz/dict/TARGET.dict when there is one (kubeconfig keys).
+# merge keys), plus fuzz/dict/TARGET.dict when there is one (kubeconfig and
+# kubelists keys).
 FUZZ_YAML    := yaml manifest attributes kubeconfig offerings
 FUZZ_TIME    ?= 30
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \

@@ -8,6 +8,7 @@
 #include "clispec.h"
 #include "escape.h"
 #include "exitcode.h"
+#include "utf8.h"
 
 enum { V_SELECT = 1 << 0, V_APPLY = 1 << 1, V_CREATE = 1 << 2, V_RUN = 1 << 3,
        V_EXPLAIN = 1 << 4, V_MATCH = 1 << 5, V_JOBSPEC = 1 << 6, V_POLICIES = 1 << 7,
@@ -405,8 +406,13 @@ int fluence_cli_parse(lua_State *L, const char *prog, int argc, char **argv)
             const struct option *o = find_short(*p, vbit);
             char bad[3] = {'-', *p, 0};
             if (!o) {
+                /* named whole: a character beyond ASCII is several bytes */
+                unsigned cp;
+                size_t len = utf8_decode((const unsigned char *)p, strlen(p), &cp);
+                char whole[8];
+                snprintf(whole, sizeof whole, "-%.*s", (int)(len ? len : 1), p);
                 lua_pop(L, 3);
-                return usage_error(prog, vname, "unknown option", bad, "");
+                return usage_error(prog, vname, "unknown option", whole, "");
             }
             if (o->arg == VALUE) {
                 const char *value = p[1] ? p + 1 : (i + 1 < argc ? argv[++i] : NULL);
@@ -530,16 +536,11 @@ static void print_exit_codes(FILE *f)
         fprintf(f, "  %-3d %s\n", exit_codes[i].code, exit_codes[i].meaning);
 }
 
-int fluence_cli_help(FILE *f, const char *prog, const char *verb_name)
+int fluence_cli_help(lua_State *L, FILE *f, const char *prog, const char *verb_name)
 {
     if (verb_name) {
         const struct verb *v = find_verb(verb_name);
-        if (!v) {
-            char shown[512];
-            fluence_escape_into(shown, sizeof shown, verb_name, strlen(verb_name), FLUENCE_ESC_QUOTE);
-            fprintf(stderr, "fluence: unknown verb %s (see '%s --help')\n", shown, prog);
-            return FLUENCE_EXIT_USAGE;
-        }
+        if (!v) return unknown_verb(L, prog, verb_name);
         fprintf(f, "Usage: %s %s %s\n\n%c%s.\n\nOptions:\n", prog, v->name, v->args,
                 toupper((unsigned char)v->summary[0]), v->summary + 1);
         print_options(f, v->bit);

@@ -12,8 +12,9 @@
  * Returns 0, or prints a usage error to stderr and returns an exit code. */
 int fluence_cli_parse(lua_State *L, const char *prog, int argc, char **argv);
 
-/* Prints the help for a verb (NULL: the overview) to f. Returns 0, or 2 for an
- * unknown verb. */
-int fluence_cli_help(FILE *f, const char *prog, const char *verb);
+/* [-0, +0, -]  Prints the help for a verb (NULL: the overview) to f.  Returns
+ * 0, or prints the usage error of an unknown verb (as the parser does: the
+ * nearest verb named) and returns 2. */
+int fluence_cli_help(lua_State *L, FILE *f, const char *prog, const char *verb);
 
 #endif

@@ -398,17 +398,31 @@ static double now_ms(void)
     return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
 }
 
-/* Waits for pid until deadline (now_ms() clock); 1 and its status once it
- * has exited, 0 at the deadline.  A plugin may close its stdout and go on
- * running (a daemon it forked, a bug): its exit is waited for with the
- * same limit as its output, never without one. */
-static int wait_until(pid_t pid, double deadline, int *status)
+/* Has pid exited?  Looked at without reaping it: until it is reaped its pid
+ * names its process group, which then cannot be reused, so killing that
+ * group stays safe. */
+static int exited(pid_t pid)
+{
+    siginfo_t si;
+    si.si_pid = 0;
+    while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
+        if (errno != EINTR) return 1;                    /* not ours to wait for any more */
+    return si.si_pid == pid;
+}
+
+static volatile sig_atomic_t exec_signal;
+
+/* Waits for pid to exit until deadline (now_ms() clock), without reaping it:
+ * 1 once it has exited, 0 at the deadline or when a signal came to end
+ * fluence (exec_signal).  A plugin may close its stdout and go on running (a
+ * daemon it forked, a bug): its exit is waited for with the same limit as
+ * its output, never without one. */
+static int wait_until(pid_t pid, double deadline)
 {
     long step_us = 1000;
     for (;;) {
-        pid_t r = waitpid(pid, status, WNOHANG);
-        if (r == pid) return 1;
-        if (r < 0 && errno != EINTR) { *status = 0; return 1; }     /* not ours to wait for any more */
+        if (exited(pid)) return 1;
+        if (exec_signal) return 0;
         double left = deadline - now_ms();
         if (left <= 0) return 0;
         if (step_us > left * 1000) step_us = (long)(left * 1000) + 1;
@@ -418,35 +432,82 @@ static int wait_until(pid_t pid, double deadline, int *status)
     }
 }
 
+/* The signals that end fluence (a ^C, kill, a closed terminal) while a
+ * plugin runs: caught for that time, so that its process group — which a
+ * ^C at the terminal no longer reaches — is killed first, then raised again. */
+static const int EXIT_SIGNALS[] = { SIGINT, SIGTERM, SIGHUP };
+#define N_EXIT_SIGNALS (sizeof EXIT_SIGNALS / sizeof EXIT_SIGNALS[0])
+
+static void on_exit_signal(int sig)
+{
+    exec_signal = sig;
+}
+
 /* Runs argv with envp, stdin /dev/null, stdout to a pipe, stderr inherited,
- * for at most x->timeout_ms in all (its output and its exit): past that it is
- * killed and reaped.  No Lua calls: fills x->out / status / timed_out /
- * too_much / spawn_err. */
+ * in a process group of its own, for at most x->timeout_ms in all (its
+ * output and its exit).  The group is killed (SIGKILL) before the plugin is
+ * reaped, whichever way this ends: what it started in the background ends
+ * with it.  Its output is what it wrote before it exited: a child of it
+ * holding the pipe open delays nothing.  No Lua calls: fills x->out / status
+ * / timed_out / too_much / spawn_err; raises a signal that came meanwhile. */
 static void exec_spawn(struct exec_run *x)
 {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) { x->spawn_err = errno; return; }
+    struct sigaction old[N_EXIT_SIGNALS], sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_exit_signal;
+    sigemptyset(&sa.sa_mask);
+    exec_signal = 0;
+    for (size_t i = 0; i < N_EXIT_SIGNALS; i++) {
+        sigaction(EXIT_SIGNALS[i], NULL, &old[i]);
+        if (old[i].sa_handler != SIG_IGN) sigaction(EXIT_SIGNALS[i], &sa, NULL);
+    }
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    /* its own group; SIGTTOU blocked, so that its stderr to our terminal is
+     * not stopped as a background group's (stty tostop); the signals caught
+     * above back to their default in it */
+    posix_spawnattr_t at;
+    sigset_t mask, def;
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setpgroup(&at, 0);
+    sigprocmask(SIG_BLOCK, NULL, &mask);
+    sigaddset(&mask, SIGTTOU);
+    posix_spawnattr_setsigmask(&at, &mask);
+    sigemptyset(&def);
+    for (size_t i = 0; i < N_EXIT_SIGNALS; i++)
+        if (old[i].sa_handler != SIG_IGN) sigaddset(&def, EXIT_SIGNALS[i]);
+    posix_spawnattr_setsigdefault(&at, &def);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     pid_t pid;
     const char *cmd = x->argv.v[0];
-    int rc = strchr(cmd, '/') ? posix_spawn(&pid, cmd, &fa, NULL, x->argv.v, x->envp.v)
-                              : posix_spawnp(&pid, cmd, &fa, NULL, x->argv.v, x->envp.v);
+    int rc = strchr(cmd, '/') ? posix_spawn(&pid, cmd, &fa, &at, x->argv.v, x->envp.v)
+                              : posix_spawnp(&pid, cmd, &fa, &at, x->argv.v, x->envp.v);
     posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
     close(fds[1]);
-    if (rc != 0) { close(fds[0]); x->spawn_err = rc; return; }
+    if (rc != 0) { close(fds[0]); x->spawn_err = rc; goto restore; }
     size_t cap = 0;
     double deadline = now_ms() + x->timeout_ms;
+    int gone = 0;                /* it has exited: what is in the pipe is all */
+    int step_ms = 1;             /* how soon its exit is looked for again */
     for (;;) {
+        if (exec_signal) break;
         double left = deadline - now_ms();
         if (left <= 0) { x->timed_out = 1; break; }
+        if (!gone) gone = exited(pid);
         struct pollfd p = { fds[0], POLLIN, 0 };
-        int pr = poll(&p, 1, left > 1000 ? 1000 : (int)left + 1);
+        int pr = poll(&p, 1, gone ? 0 : left < step_ms ? (int)left + 1 : step_ms);
         if (pr < 0 && errno == EINTR) continue;
         if (pr < 0) break;
-        if (pr == 0) continue;               /* the deadline is checked above */
+        if (pr == 0) {
+            if (gone) break;
+            if (step_ms < 50) step_ms *= 2;
+            continue;
+        }
         if (x->out_len + 4097 > cap) {
             if (cap >= EXEC_MAX_OUT) { x->too_much = 1; break; }
             size_t c = cap ? cap * 2 : 8192;
@@ -463,13 +524,17 @@ static void exec_spawn(struct exec_run *x)
     }
     if (x->out) x->out[x->out_len] = 0;
     close(fds[0]);
+    if (!x->timed_out && !x->too_much && !exec_signal && !wait_until(pid, deadline) && !exec_signal)
+        x->timed_out = 1;
+    /* the plugin is not reaped yet: its pid still names its group */
+    killpg(pid, SIGKILL);
     int st = 0;
-    if (x->timed_out || x->too_much || !wait_until(pid, deadline, &st)) {
-        if (!x->too_much) x->timed_out = 1;
-        kill(pid, SIGKILL);
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}   /* SIGKILL: it ends now */
-    }
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}   /* SIGKILL: it ends now */
     x->status = st;
+restore:
+    for (size_t i = 0; i < N_EXIT_SIGNALS; i++)
+        if (old[i].sa_handler != SIG_IGN) sigaction(EXIT_SIGNALS[i], &old[i], NULL);
+    if (exec_signal) raise(exec_signal);
 }
 
 /* Copies the ExecCredential JSON's credentials into the config. */

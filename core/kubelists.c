@@ -16,7 +16,9 @@
  *         containers' sum (plus sidecars) and the largest init container,
  *         plus the pod overhead
  *     acc:totals() -> { [node] = {cpu_milli =, memory =, gpu =, pods =,
- *                                 top = "NS/NAME" (the pod asking the most cpu),
+ *                                 top = "NS/NAME", "NAME" or "" (the pod asking
+ *                                 the most cpu; as decoded, cut to the API
+ *                                 server's lengths on a character boundary),
  *                                 saturated = true | nil} }
  *
  * Quantities and sums are int64 and saturate at INT64_MAX rather than wrap
@@ -28,7 +30,8 @@
  * reads given twice in one object is refused) but keeps only the handful of
  * fields above, with no allocation per object; the accumulator holds one
  * small record per node.  Malformed text is an error naming the byte
- * offset.  The fuzz target `kubelists` holds it to jansson. */
+ * offset.  The fuzz target `kubelists` holds it to RFC 8259's grammar and
+ * checks the totals (lua/fluence/fuzz.lua). */
 #include <ctype.h>
 #include <math.h>
 #include <stdint.h>
@@ -399,8 +402,10 @@ static int kl_nodes(lua_State *L)
 #define USAGE_MT "fluence.kubelists.usage"
 
 /* top: "NAMESPACE/NAME" of the pod asking for the most cpu there (the first
- * of equals), for why a group does not fit ("12 used by default/busy") */
-struct usage_node { char *name; int64_t cpu_milli, memory, gpu, pods, top_cpu; char *top; int saturated; };
+ * of equals), for why a group does not fit ("12 used by default/busy");
+ * top_len bytes, as decoded (a NUL in a name is kept, and escaped where
+ * shown) */
+struct usage_node { char *name; int64_t cpu_milli, memory, gpu, pods, top_cpu; char *top; size_t top_len; int saturated; };
 
 struct usage {
     struct usage_node *slots;        /* open addressing by name */
@@ -488,7 +493,8 @@ struct pod {
     struct usage *u;
     struct jstr node;                 /* copied into node_buf: the scratch moves */
     char node_buf[256];
-    char ns[64], name[254];           /* metadata: a DNS label, a DNS subdomain */
+    char ns[64], name[254];           /* metadata: a DNS label (63), a DNS subdomain (253) */
+    size_t ns_len, name_len;          /* as decoded: a \u0000 in one is kept */
     unsigned meta_seen;
     int has_node, finished;
     int64_t sum[3], sidecars[3], init_max[3], overhead[3];
@@ -577,7 +583,9 @@ static int pod_status_member(struct jscan *s, struct jstr k, void *ud)
 }
 
 /* metadata.name and .namespace, copied (cut short if longer than the API
- * server allows: they only name the pod in a message) */
+ * server allows: they only name the pod in a message), whole characters
+ * only: the scanner has checked the text is UTF-8, and a cut must not make
+ * it otherwise */
 static int pod_meta_member(struct jscan *s, struct jstr k, void *ud)
 {
     struct pod *p = ud;
@@ -587,9 +595,13 @@ static int pod_meta_member(struct jscan *s, struct jstr k, void *ud)
     struct jstr v;
     if (jscan_string(s, &v) < 0) return -1;
     char *dst = is_name ? p->name : p->ns;
-    size_t cap = is_name ? sizeof p->name : sizeof p->ns, n = v.n < cap ? v.n : cap - 1;
+    size_t cap = (is_name ? sizeof p->name : sizeof p->ns) - 1, n = v.n;
+    if (n > cap) {
+        n = cap;
+        while (n > 0 && ((unsigned char)v.p[n] & 0xC0) == 0x80) n--;   /* v.p[n]: a continuation byte */
+    }
     memcpy(dst, v.p, n);
-    dst[n] = 0;
+    *(is_name ? &p->name_len : &p->ns_len) = n;
     return 0;
 }
 
@@ -627,12 +639,16 @@ static int usage_pod_element(struct jscan *s, void *ud)
     n->gpu = sat_add(n->gpu, r[2], saturated(s));
     n->pods++;
     if (!n->top || r[0] > n->top_cpu) {
-        size_t len = strlen(p.ns) + strlen(p.name) + 2;
-        char *top = malloc(len);
+        /* "NAMESPACE/NAME", "NAME", or "" for a pod without a name */
+        size_t ns = p.name_len ? p.ns_len : 0, len = ns + (ns ? 1 : 0) + p.name_len;
+        char *top = malloc(len + 1);
         if (!top) return jscan_fail(s, "out of memory");
-        snprintf(top, len, "%s%s%s", p.ns, *p.ns ? "/" : "", p.name);
+        memcpy(top, p.ns, ns);
+        if (ns) top[ns] = '/';
+        memcpy(top + ns + (ns ? 1 : 0), p.name, p.name_len);
         free(n->top);
         n->top = top;
+        n->top_len = len;
         n->top_cpu = r[0];
     }
     if (*saturated(s) != before) n->saturated = 1;
@@ -675,7 +691,7 @@ static int usage_totals(lua_State *L)
         lua_pushinteger(L, n->pods);
         lua_setfield(L, -2, "pods");
         if (n->top) {
-            lua_pushstring(L, n->top);
+            lua_pushlstring(L, n->top, n->top_len);
             lua_setfield(L, -2, "top");
         }
         if (n->saturated) {

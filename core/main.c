@@ -59,7 +59,7 @@ int main(int argc, char **argv)
             lua_rawgeti(L, -1, 1);
             topic = lua_tostring(L, -1);   /* stays valid: still on the stack */
         }
-        rc = fluence_cli_help(stdout, prog, topic);
+        rc = fluence_cli_help(L, stdout, prog, topic);
         fluence_runtime_exit(L);
         return fluence_close_stdout(rc);
     }

@@ -34,7 +34,25 @@ describe("an unknown verb or option", function()
   it("escapes what was typed", function()
     usage(cli.run{ "sel\27[31m" }, "unknown verb sel\\x1b%[31m ")
     usage(cli.run{ "select", "--cost-tol", "a\27[2J" }, '%-%-cost%-tol: "a\\x1b%[2J" is not')
-    usage(cli.run{ "help", "x\27" }, 'unknown verb "x\\x1b"')
+    usage(cli.run{ "help", "x\27" }, "^fluence: unknown verb x\\x1b %(see 'fluence %-%-help'%)\n$")
+  end)
+
+  -- the same message after `help` as anywhere else, from the same code
+  it("after help, names the nearest verb as an unknown verb does", function()
+    local r = cli.run{ "help", "selct" }
+    usage(r, "^fluence: unknown verb selct; did you mean \"select\"%? %(see 'fluence %-%-help'%)\n$")
+    assert.are.equal(cli.run{ "selct" }.err, r.err)
+    usage(cli.run{ "help", "frobnicate" }, "^fluence: unknown verb frobnicate %(see 'fluence %-%-help'%)\n$")
+    usage(cli.run{ "help", "sel\27[31m" }, "unknown verb sel\\x1b%[31m ")
+  end)
+
+  -- a short option is one character, which may take several bytes
+  it("names an unknown short option whole, escaped", function()
+    usage(cli.run{ "-Z" }, "^fluence: unknown option %-Z %(see 'fluence %-%-help'%)\n$")
+    usage(cli.run{ "select", "-vZ" }, "^fluence: unknown option %-Z %(see 'fluence select %-%-help'%)\n$")
+    usage(cli.run{ "select", "-\195\164" }, "^fluence: unknown option %-\195\164 %(see")
+    usage(cli.run{ "select", "-\27[2J" }, "^fluence: unknown option %-\\x1b %(see")
+    usage(cli.run{ "select", "-\195" }, "^fluence: unknown option %-\\xc3 %(see")
   end)
 end)
 

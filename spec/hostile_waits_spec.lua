@@ -11,6 +11,7 @@
 -- test): a wait without end fails its spec instead of stalling the suite.
 local cli = require "support.cli"
 local H = require "fixtures.kube.harness"
+local sleeper = require "support.sleeper"
 local json = require "fluence.json"
 
 local ATTRS = cli.root .. "/examples/quickstart/attributes.yaml"
@@ -189,31 +190,21 @@ describe("exec credential plugins that do not finish", function()
   after_each(cli.cleanup)
 
   local function plugin(name, body)
-    local path = cli.write(dir .. "/" .. name, "#!/bin/sh\n" .. body)
-    assert(os.execute("chmod +x " .. cli.quote(path)))
-    return path
+    return sleeper.script(dir .. "/" .. name, body)
   end
 
   local function exec_user(path, args)
     return { exec = { apiVersion = "client.authentication.k8s.io/v1", command = path, args = args } }
   end
 
-  -- ("slee[p]": the shell running pgrep has the marker in its own command line)
-  local function running(marker)
-    local p = io.popen("env -u LD_PRELOAD pgrep -f " .. cli.quote("slee[p] " .. marker) .. " 2>/dev/null")
-    local out = p:read("a")
-    p:close()
-    return out ~= ""
-  end
-
   it("one that closes its stdout and runs on is killed and reaped at --request-timeout, named", function()
     -- a unique duration marks the process, so the spec can look for it after
-    local marker = ("%d.%d"):format(200 + math.random(0, 99), math.random(100000, 999999))
+    local marker = sleeper.marker()
     local path = plugin("stays.sh", "exec >&-\nexec sleep " .. marker .. "\n")
     local r = run{ "graph", "--kubeconfig", kubeconfig(dir, exec_user(path)), "--request-timeout", "1" }
     refused(r, 4, 'user "u": exec credential plugin [^\n]*stays%.sh failed: it did not finish within 1 s, and was ' ..
                   'stopped %(SIGKILL%)\n$')
-    assert.is_false(running(marker), "the plugin is still running")
+    assert.is_false(sleeper.running(marker), "the plugin is still running")
   end)
 
   it("one that prints without end is stopped at 1 MiB", function()

@@ -161,6 +161,24 @@ describe("kubelists.usage", function()
     assert.are.equal("", acc:totals().b.top)
   end)
 
+  -- a hostile server's names: cut to the API server's lengths on a
+  -- character's boundary (a cut inside one made the name not UTF-8), a
+  -- namespace without a name no "ns/", a \u0000 kept (escaped where shown)
+  it("names the pod whole characters at a time, as decoded", function()
+    local function top(ns, name)
+      local acc = kl.usage()
+      local p = pod("a", { c{ cpu = "1" } })
+      p.metadata = { name = name, namespace = ns }
+      assert(acc:add(podlist({ p })))
+      return acc:totals().a.top
+    end
+    local t = top(("\u{e9}"):rep(40), "a" .. ("\u{e9}"):rep(200))
+    assert.is_not_nil(utf8.len(t), t)
+    assert.are.equal(("\u{e9}"):rep(31) .. "/a" .. ("\u{e9}"):rep(126), t)
+    assert.are.equal("", top("only-namespace", nil))
+    assert.are.equal("x\0y", top(nil, "x\0y"))
+  end)
+
   it("counts init containers, sidecars and overhead as the scheduler does", function()
     local acc = kl.usage()
     assert(acc:add(podlist({

@@ -175,8 +175,9 @@ default (30 s).  It bounds a whole request: its attempts after 429 Too Many
 Requests (Retry-After, at most 5) and the waits between them are all within
 it.  The same holds for the calls of braket-live to AWS Braket: every device's
 calls, their retries and their back-off waits end within it.  When given, it
-is also the time an exec credential plugin has (else 60 s).  A negative or
-malformed value is a usage error (exit 2).]],
+is also the time an exec credential plugin has (else 60 s); the plugin runs in
+a process group of its own, killed with it at that limit and whenever the
+plugin ends.  A negative or malformed value is a usage error (exit 2).]],
   recursive = [[Subdirectories are read in name order, except those whose name starts with ".".
 As with kubectl, a symbolic link to a directory is not followed while
 recursing (a directory given with -f may be a link), so a link to the

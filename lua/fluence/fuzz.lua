@@ -270,7 +270,13 @@ function fuzz.kubelists(data)
   if count then
     check(fuzz.is_json_text(data), "usage:add accepted text that is not JSON")
     local total = 0
-    for _, t in pairs(acc:totals()) do total = total + t.pods end
+    for _, t in pairs(acc:totals()) do
+      total = total + t.pods
+      -- the pod asking the most: NAMESPACE/NAME, NAME or "" (no name), cut
+      -- to the API server's lengths on a character's boundary
+      check(type(t.top) == "string" and utf8.len(t.top) ~= nil and #t.top <= 63 + 1 + 253 and
+            t.top:sub(-1) ~= "/", "bad top pod " .. ("%q"):format(tostring(t.top)))
+    end
     check(total == count, "pods counted and pods totalled differ")
   end
 end
