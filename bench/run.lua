@@ -444,14 +444,23 @@ What changed in what each run does:
 
 ### Each row's top profile entries (after)
 
-- **`select` on the quickstart (6.63 M).** Undumping the embedded bytecode
-  of the 19 modules and 3 plugins the run uses 1.32 M (20%; 0.54 M of it
-  interning their string constants); the policy grammar: building its LPeg
-  patterns ~0.70 M (11%; LPeg's operand check alone, luaL_testudata, 0.16 M
-  for 441 calls) and compiling and matching it 0.33 M; reading the manifest
-  (libyaml and the node tree) 0.44 M (7%); the Lua state and its standard
-  libraries 0.23 M; the dynamic loader 0.18 M; the attribute file 0.14 M;
-  the audit's JSON 0.12 M; garbage collection none (was 0.66 M).
+- **`select` on the quickstart (6.60 M; 6.70 M before the start-up
+  round of issue 30).** Undumping the embedded bytecode of the 19 modules
+  and 3 plugins the run uses 1.40 M (21%; 0.90 M of it their 2,600 string
+  constants, 0.56 M interning them, ~215 instructions each); the policy grammar's
+  module 0.65 M (was 0.70 M: 190 LPeg operations instead of 224, about
+  2,000 instructions each, mostly LPeg's operand checks and a new userdata
+  per operation, then 0.17 M for the grammar itself), compiling it at the
+  first match 0.14 M and matching 0.06 M; reading the manifest (libyaml and
+  the node tree) 0.41 M (6%); the Lua state and its standard libraries
+  0.23 M (luaL_openlibs 0.17 M); the dynamic loader 0.19 M; the attribute
+  file 0.14 M; the audit's JSON 0.08 M (was 0.12 M: each object's keys are
+  sorted in a C array, not three Lua tables and a table.sort call); garbage
+  collection none (was 0.66 M).  Page faults 222 (`/bin/true` 49,
+  `fluence version` 95).  Stripping the line numbers from the embedded
+  bytecode buys nothing (undumping the 22 modules with them 1.50 M, without
+  1.57 M, in `lua5.4`: they are copied, not interned), so errors keep
+  naming file and line.
 - **warm price cache (7.16 M).** The quickstart's costs, plus the aws-prices
   provider and the price helpers undumped (+0.39 M), six cache files decoded
   by jansson (0.21 M: ~200 instructions a byte), the provider's prices merged
@@ -514,14 +523,23 @@ and one set of located errors for both.
 
 What each row still costs, and why it is not lower:
 
-- **`select` on the quickstart, against `/bin/true`.** 6.63 M instructions
+- **`select` on the quickstart, against `/bin/true`.** 6.60 M instructions
   (issue 30; 6.7 M after issue 18, 7.37 M once prices landed): what is
   left is loading the selection engine (undumping its bytecode, a fifth),
   building and compiling the policy grammar (an eighth: the policy language
   stays an LPeg grammar, the project's design; a hand-written parser tried
   in issue 18 was reverted for it), and the engine's own Lua.  `fluence
   version` alone (state, argument parsing, three modules) is ~1.4x
-  `/bin/true`.  Going to 2x `/bin/true` would mean not running the
+  `/bin/true`.  The floor of this design, in numbers: a run costs about
+  0.2 ms per million instructions over `fluence version` (2.05 ms for
+  6.63 M against 0.81 ms for 0.61 M), so 2x `/bin/true` (~1.1 ms) leaves
+  about 1.5 M instructions for everything past start-up; undumping the
+  engine (1.40 M), the grammar past its undump (0.75 M) and the manifest
+  (0.41 M) alone are 2.6 M, before the providers, the merge, the stages in
+  the sandbox, the audit and the output (~3.4 M, spread over the engine's
+  Lua: the largest C entries in it are the attribute file 0.14 M, the
+  audit's JSON and the output's edits 0.08 M each).  No entry is large
+  enough to remove: going to 2x `/bin/true` would mean not running the
   selection engine in Lua.
 - **10,000 backends, YAML.** libyaml's parse is ~45% of the instructions
   and ~15% of the time: its scanner runs at a high rate, while what follows
