@@ -199,59 +199,81 @@ static int is_array(lua_State *L, int idx)
 
 static void encode(lua_State *L, struct strbuf *b, int idx, int indent, int depth);
 
-/* Object keys: the metatable's __order list first, then the others sorted
- * (table.sort through Lua keeps this simple and handles any count). */
-static void push_sorted_keys(lua_State *L, int idx)
+/* Object keys: those the metatable's __order list names first, in its order,
+ * then the others in byte order (what table.sort's < gives in the C locale,
+ * fluence's).  Gathered into a C array: a small object (an audit's) is
+ * encoded without building three Lua tables and calling table.sort for each.
+ * The key strings stay referenced by the table, which is on the stack. */
+struct jkey { const char *s; size_t len; int ordered; };
+
+static int jkey_cmp(const void *x, const void *y)
 {
-    lua_newtable(L);                                   /* result */
-    int res = lua_gettop(L);
-    lua_Integer n = 0;
-    lua_newtable(L);                                   /* seen */
-    int seen = lua_gettop(L);
-    if (luaL_getmetafield(L, idx, "__order") != LUA_TNIL) {
-        if (lua_istable(L, -1)) {
-            for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TSTRING; i++) {
-                lua_pushvalue(L, -1);
-                if (lua_rawget(L, idx) != LUA_TNIL) {
-                    lua_pop(L, 1);
-                    lua_pushvalue(L, -1);
-                    lua_rawseti(L, res, ++n);
-                    lua_pushboolean(L, 1);
-                    lua_rawset(L, seen);
-                } else lua_pop(L, 2);
-            }
-            lua_pop(L, 1);
-        }
-        lua_pop(L, 1);
-    }
-    lua_Integer ordered = n;
-    lua_newtable(L);                                   /* rest */
-    int rest = lua_gettop(L);
-    lua_Integer m = 0;
+    const struct jkey *a = x, *b = y;
+    int c = memcmp(a->s, b->s, a->len < b->len ? a->len : b->len);
+    return c ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+static void encode_member(lua_State *L, struct strbuf *b, int idx, int indent, int depth, int first)
+{
+    /* the key is on the top of the stack */
+    if (!first) strbuf_addc(L, b, ',');
+    jw_newline(L, b, indent, depth + 1);
+    size_t kl;
+    const char *k = lua_tolstring(L, -1, &kl);
+    jw_string(L, b, k, kl, 0);
+    strbuf_adds(L, b, indent ? ": " : ":");
+    lua_rawget(L, idx);
+    encode(L, b, lua_gettop(L), indent, depth + 1);
+    lua_pop(L, 1);
+}
+
+static void encode_object(lua_State *L, struct strbuf *b, int idx, int indent, int depth)
+{
+    size_t n = 0;
     lua_pushnil(L);
     while (lua_next(L, idx)) {
         lua_pop(L, 1);
         if (lua_type(L, -1) != LUA_TSTRING)
             luaL_error(L, "cannot encode a %s key in a JSON object", luaL_typename(L, -1));
-        lua_pushvalue(L, -1);
-        if (lua_rawget(L, seen) == LUA_TNIL) {
-            lua_pushvalue(L, -2);
-            lua_rawseti(L, rest, ++m);
+        n++;
+    }
+    struct jkey small[32], *keys = small;
+    if (n > sizeof small / sizeof *small) keys = lua_newuserdatauv(L, n * sizeof *keys, 0);
+    size_t i = 0;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        keys[i].s = lua_tolstring(L, -1, &keys[i].len);
+        keys[i++].ordered = 0;
+    }
+    qsort(keys, n, sizeof *keys, jkey_cmp);
+    strbuf_addc(L, b, '{');
+    int first = 1;
+    if (luaL_getmetafield(L, idx, "__order") != LUA_TNIL) {
+        if (lua_istable(L, -1)) {
+            int order = lua_gettop(L);
+            for (lua_Integer o = 1; lua_rawgeti(L, order, o) == LUA_TSTRING; o++) {
+                struct jkey k;
+                k.s = lua_tolstring(L, -1, &k.len);
+                struct jkey *hit = n ? bsearch(&k, keys, n, sizeof *keys, jkey_cmp) : NULL;
+                if (!hit) { lua_pop(L, 1); continue; }
+                hit->ordered = 1;
+                encode_member(L, b, idx, indent, depth, first);
+                first = 0;
+            }
+            lua_pop(L, 1);
         }
         lua_pop(L, 1);
     }
-    if (m > 1) {
-        lua_getglobal(L, "table");
-        lua_getfield(L, -1, "sort");
-        lua_pushvalue(L, rest);
-        lua_call(L, 1, 0);
-        lua_pop(L, 1);
+    for (i = 0; i < n; i++) {
+        if (keys[i].ordered) continue;
+        lua_pushlstring(L, keys[i].s, keys[i].len);
+        encode_member(L, b, idx, indent, depth, first);
+        first = 0;
     }
-    for (lua_Integer i = 1; i <= m; i++) {
-        lua_rawgeti(L, rest, i);
-        lua_rawseti(L, res, ordered + i);
-    }
-    lua_pop(L, 2);                                     /* rest, seen */
+    if (!first) jw_newline(L, b, indent, depth);
+    strbuf_addc(L, b, '}');
+    if (keys != small) lua_pop(L, 1);
 }
 
 static void encode(lua_State *L, struct strbuf *b, int idx, int indent, int depth)
@@ -285,25 +307,7 @@ static void encode(lua_State *L, struct strbuf *b, int idx, int indent, int dept
             if (n > 0) jw_newline(L, b, indent, depth);
             strbuf_addc(L, b, ']');
         } else {
-            push_sorted_keys(L, idx);
-            int keys = lua_gettop(L);
-            lua_Integer n = (lua_Integer)lua_rawlen(L, keys);
-            strbuf_addc(L, b, '{');
-            for (lua_Integer i = 1; i <= n; i++) {
-                if (i > 1) strbuf_addc(L, b, ',');
-                jw_newline(L, b, indent, depth + 1);
-                lua_rawgeti(L, keys, i);
-                size_t kl;
-                const char *k = lua_tolstring(L, -1, &kl);
-                jw_string(L, b, k, kl, 0);
-                strbuf_adds(L, b, indent ? ": " : ":");
-                lua_rawget(L, idx);
-                encode(L, b, lua_gettop(L), indent, depth + 1);
-                lua_pop(L, 1);
-            }
-            if (n > 0) jw_newline(L, b, indent, depth);
-            strbuf_addc(L, b, '}');
-            lua_pop(L, 1);
+            encode_object(L, b, idx, indent, depth);
         }
         return;
     default:

@@ -9,7 +9,7 @@
  *   progress.erase()       erases the line (before a verbose log line); the
  *                          next update or wait redraws it
  *   progress.due()         could an update now be drawn?  (Not before one
- *                          has started the clock, nor off a terminal: a
+ *                          has started the clock, never off a terminal: a
  *                          caller updating per object need not format its
  *                          text 10,000 times for nobody.)
  *
@@ -133,9 +133,15 @@ static int p_update(lua_State *L)
     return 0;
 }
 
+/* Before an operation has started the clock, an update is due only if it
+ * could ever be drawn: off a terminal a caller would otherwise format its
+ * first text (and load what it needs for that) for nobody.  Whether stderr
+ * is a terminal is asked once; the first update asks again for P.tty. */
 static int p_due(lua_State *L)
 {
-    lua_pushboolean(L, !P.active || fluence_progress_due());
+    static int stderr_tty = -1;
+    if (!P.active && stderr_tty < 0) stderr_tty = isatty(2);
+    lua_pushboolean(L, P.active ? fluence_progress_due() : stderr_tty);
     return 1;
 }
 

@@ -88,3 +88,20 @@ spec:
     assert.matches('^selected backend "a" for Pod/p', r.err)
   end)
 end)
+
+-- A caller that updates per object asks progress.due() first, so that off a
+-- terminal it formats nothing: that held from the second object on, and now
+-- for the first too (a small selection formatted its one text, and loaded
+-- fluence.plural for it, for nobody).  spec/run pipes busted's stderr.
+describe("progress.due", function()
+  it("is false off a terminal, even before any update started the clock", function()
+    local progress = require "fluence.progress"
+    local tty = io.popen("test -t 2 && echo yes || echo no"):read("l") == "yes"
+    if tty then return pending("stderr is a terminal here; spec/run pipes it") end
+    progress.update(nil)               -- no operation: the clock not started
+    assert.is_false(progress.due())
+    progress.update("selecting")
+    assert.is_false(progress.due())
+    progress.update(nil)
+  end)
+end)

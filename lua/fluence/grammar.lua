@@ -28,8 +28,13 @@ local PErr = {}
 local function throw(pos, msg) error(setmetatable({ pos = pos, msg = msg }, PErr), 0) end
 
 -- A pattern that fails the whole parse; msg(subject, pos) builds the message.
+-- Patterns are values: the pieces used in several places are built once
+-- (each LPeg operation is a new userdata; building this grammar was a tenth
+-- of a small selection).
+local cp = Cp()
+
 local function fail(msg)
-  return Cmt(Cp(), function(s, i)
+  return Cmt(cp, function(s, i)
     throw(i, type(msg) == "function" and msg(s, i) or msg)
   end)
 end
@@ -42,8 +47,7 @@ local function show(s, i)
 end
 
 local ws = S(" \t\r\n") ^ 0
-local alpha = R("az", "AZ") + P "_"
-local ident = alpha * (alpha + R "09" + S ".-") ^ 0
+local ident = (R("az", "AZ") + P "_") * (R("az", "AZ", "09") + S "_.-") ^ 0
 local digits = R "09" ^ 1
 local number = S "+-" ^ -1 * (digits * (P "." * digits ^ -1) ^ -1 + P "." * digits)
                * (S "eE" * S "+-" ^ -1 * digits) ^ -1
@@ -55,7 +59,7 @@ local OPS = { ["="] = "=", ["=="] = "=", ["!="] = "!=", ["<"] = "<", ["<="] = "<
 -- found while matching (so the first error in the text is the one told).
 -- The check returns no values: values a match-time capture returns stay on
 -- LPeg's stack to the end of the match, and 30,000 conditions overflowed it.
-local op = Cp() * C(Cmt(Cp() * opchar ^ 1, function(s, i, pos)
+local op = cp * C(Cmt(cp * opchar ^ 1, function(s, i, pos)
   local o = s:sub(pos, i - 1)
   if not OPS[o] then
     throw(pos, ("bad operator %q (expected one of = != < <= > >=)"):format(o))
@@ -71,7 +75,7 @@ end
 
 local function quoted_with(qc)
   local q = P(qc)
-  return q * (P "\\" * 1 + (1 - q - P "\\")) ^ 0 * (q + Cmt(Cp(), function(s, i)
+  return q * (P "\\" * 1 + (1 - S(qc .. "\\"))) ^ 0 * (q + Cmt(cp, function(s, i)
     -- point at the opening quote
     local open = i - 1
     while open > 1 and s:sub(open, open) ~= qc do open = open - 1 end
@@ -102,8 +106,8 @@ end
 -- stage pattern grew to thousands of instructions compiled at every start.
 local V = lpeg.V
 
-local value = Cp() * C(quoted) * Cc(true) / mkvalue
-            + Cp() * C(bare) * Cc(false) / mkvalue
+local value = cp * C(quoted) * Cc(true) / mkvalue
+            + cp * C(bare) * Cc(false) / mkvalue
 
 local function missing_value(after)
   return fail(function(s, i)
@@ -115,7 +119,8 @@ local function missing_value(after)
 end
 
 -- "| ident op" starts an alternative item, not another value
-local alt_next = ws * P "|" * ws * #(ident * ws * opchar)
+local item_ahead = #(ident * ws * opchar)
+local alt_next = ws * P "|" * ws * item_ahead
 local values = Ct(V "value" * (-alt_next * ws * P "|" * ws * (V "value" + missing_value("|"))) ^ 0)
 
 -- items --------------------------------------------------------------------
@@ -131,16 +136,16 @@ local function missing_after_op(s, i)
   return ("expected a value after %q, found %s"):format(o, show(s, i))
 end
 
-local item = (Cp() * C(ident) * ws * op * ws * (V "values" + fail(missing_after_op)) * Cp())
+local item = (cp * C(ident) * ws * op * ws * (V "values" + fail(missing_after_op)) * cp)
                / function(pos, key, oppos, o, vals, endpos)
                    return mkitem(pos, key, oppos, o, vals, endpos)
                  end
-           + (Cp() * V "values" * Cp())
+           + (cp * V "values" * cp)
                / function(pos, vals, endpos) return mkitem(pos, nil, nil, nil, vals, endpos) end
 
 -- a comma continues the argument list only when `ident op` follows; so
 -- does "|", making the next item an alternative
-local sep = ws * Cp() * (P "," * Cc(",") + P "|" * Cc("|")) * ws * #(ident * ws * opchar)
+local sep = ws * cp * (P "," * Cc(",") + P "|" * Cc("|")) * ws * item_ahead
 local args = Ct(V "item" * ((sep * V "item") / function(pos, s, it)
   it.sep, it.seppos = s, pos
   return it
@@ -152,7 +157,7 @@ local function missing_args(s, i)
 end
 
 -- tolerance ----------------------------------------------------------------
-local tolerance = Cp() * P "~" * ws * (Cp() * C(number) * C(P "%" ^ -1) + fail(function(s, i)
+local tolerance = cp * P "~" * ws * (cp * C(number) * C(P "%" ^ -1) + fail(function(s, i)
   return ("bad tolerance %s (expected a number like 0.05 or 5%%)"):format(show(s, i))
 end)) / function(_, pos, num, pct)
   local v = tonumber(num)
@@ -168,9 +173,9 @@ local function stage_start_error(s, i)
   return ("expected a policy name, found %s"):format(show(s, i))
 end
 
-local stage = Cp() * C(ident) * ws * (tolerance + Cc(nil)) * ws
-            * ((P ":" * ws * Cp() * (V "args" + fail(missing_args)) * Cp()) + Cc(nil) * Cc(nil) * Cc(nil))
-            * Cp()
+local stage = cp * C(ident) * ws * (tolerance + Cc(nil)) * ws
+            * ((P ":" * ws * cp * (V "args" + fail(missing_args)) * cp) + Cc(nil, nil, nil))
+            * cp
             / function(pos, word, tol, argpos, items, argend, endpos)
                 return { pos = pos, word = word, tolerance = tol,
                          argpos = argpos, items = items, argend = argend, endpos = endpos }
