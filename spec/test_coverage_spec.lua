@@ -105,6 +105,15 @@ describe("fluence test --coverage", function()
     end
   end)
 
+  it("refuses --coverage-min 101 before reading the tests (a broken test file is not the answer)", function()
+    local d = project()
+    cli.write(d .. "/tests/broken_spec.lua", "this is not lua (\n")
+    local r = cli.run{ "test", d, "--coverage-min", "101" }
+    assert.are.equal(2, r.code, r.err)
+    assert.are.equal("", r.out)
+    assert.matches("--coverage-min: \"101\" is not a percentage", r.err, 1, true)
+  end)
+
   it("writes the report on stderr under -o junit, keeping stdout XML", function()
     local d = project()
     local r = cli.run{ "test", d, "--coverage", "-o", "junit" }

@@ -89,6 +89,12 @@ function cmd.run(args)
   local opts = args.opts
   local fmt = opts.output or "text"
   if not FORMATS[fmt] then errors.raise("USAGE", "test: unknown output format %q (text, junit or tap)", fmt) end
+  -- usage first: a bad option is exit 2 whatever the tests hold (the C
+  -- parser checks the number; the upper bound is this verb's)
+  local min = opts["coverage-min"] and tonumber(opts["coverage-min"])
+  if min and min > 100 then
+    errors.raise("USAGE", "test: --coverage-min: %q is not a percentage from 0 to 100", opts["coverage-min"])
+  end
   local paths = #args.positional > 0 and args.positional or { "." }
   local files, seen = {}, {}
   for _, p in ipairs(paths) do discover(p, files, seen) end
@@ -124,10 +130,6 @@ function cmd.run(args)
   end
 
   -- --coverage: every line a plugin runs from here on is counted
-  local min = opts["coverage-min"] and tonumber(opts["coverage-min"])
-  if min and min > 100 then
-    errors.raise("USAGE", "test: --coverage-min: %q is not a percentage from 0 to 100", opts["coverage-min"])
-  end
   local coverage = (opts.coverage or min) and require "fluence.testing.coverage"
   if coverage then coverage.start() end
 
