@@ -176,13 +176,14 @@ describe("price providers against the three APIs' stand-ins", function()
     it("ends a fetch that pages on and on by its deadline (six --request-timeout)", function()
       local many = {}
       for i = 1, 300 do many[i] = AZURE[3] end
-      -- each page 20 ms, ten times under one request's own 0.2 s limit: what
-      -- ends the fetch is the whole deadline, even on a loaded machine (at
-      -- 100 ms a page under ASan and a load of 20 timed out on its own)
-      control{ azure = { items = many, page_size = 1 }, delay_ms = 20 }
+      -- each page 35 ms, 14 times under one request's own 0.5 s limit; the
+      -- fetch stops at 100 pages in any case, 3.5 s of them at the least:
+      -- what ends it is the whole deadline (3 s), even on a loaded machine
+      -- (a 0.2 s limit over 20 ms pages timed out on its own at a load of 56)
+      control{ azure = { items = many, page_size = 1 }, delay_ms = 35 }
       local _, notes = prices{ "--cloud", "azure", "-t", "Standard_NC24ads_A100_v4", "-r", "eastus",
-                               "--request-timeout", "0.2" }
-      assert.matches("no price %(gave up after 1%.2 s %(%d+ pages read%)%)", notes[1])
+                               "--request-timeout", "0.5" }
+      assert.matches("no price %(gave up after 3%.0 s %(%d+ pages read%)%)", notes[1])
       assert.is_true(stats().azure < 100)
     end)
 
