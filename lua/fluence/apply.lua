@@ -130,8 +130,9 @@ local function apply_one(client, o, opts)
   return status, answer
 end
 
-local PIN = "fluence.flux-framework.org/require-backend"
-local RESULT = "fluence.flux-framework.org/select-result"
+-- the annotations' names, from the one declaration of their prefix
+local P = require("fluence.request").PREFIX
+local PIN, RESULT = P .. "require-backend", P .. "select-result"
 
 -- The audit without its time: two audits of the same decision compare equal.
 -- (audit.lua writes "time" last.)

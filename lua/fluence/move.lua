@@ -24,7 +24,7 @@ local sys = require "fluence.sys"
 
 local M = {}
 
-local RESULT = "fluence.flux-framework.org/select-result"
+local RESULT = require("fluence.request").PREFIX .. "select-result"
 
 function M.find(cl, groups, opts)
   local cluster = require "fluence.cluster"

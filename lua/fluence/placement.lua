@@ -26,7 +26,7 @@ local json = require "fluence.json"
 
 local M = {}
 
-local GROUP = "fluence.flux-framework.org/group"
+local GROUP = require("fluence.request").PREFIX .. "group"
 
 -- The kinds that follow by name (core/v1), and how a pod spec names them.
 local function key(kind, ns, name) return kind .. "\0" .. ns .. "\0" .. tostring(name) end
