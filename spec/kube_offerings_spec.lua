@@ -151,7 +151,7 @@ end)
 -- kube-system, the Go client's flat list (first data key) elsewhere, a
 -- malformed body, 404, and 403 for a user without rights.
 envtest.describe("offerings.fetch", function(api)
-  local path, team, broken
+  local path, team, broken, huge
   local CM = "/api/v1/namespaces/%s/configmaps"
   local function configmap(ns, data)
     api:request("POST", CM:format(ns), { apiVersion = "v1", kind = "ConfigMap",
@@ -164,6 +164,10 @@ envtest.describe("offerings.fetch", function(api)
     team, broken = api:namespace("offerings"), api:namespace("offerings-broken")
     configmap(team, { ["z-other"] = "- name: zz\n", ["a-first"] = "- name: first\n" })
     configmap(broken, { ["resources.yaml"] = "resources:\n  - name: broken\n" })
+    huge = api:namespace("offerings-huge")
+    configmap(huge, { ["resources.yaml"] = "resources:\n  - type: qdevice\n    name: ionq\n    with:\n" ..
+                                           "      - type: qpu\n        count: 300000\n        with:\n" ..
+                                           "          - type: qubit\n            count: 9\n" })
     path = api.kubeconfig
   end)
   teardown(function()
@@ -198,6 +202,35 @@ envtest.describe("offerings.fetch", function(api)
     assert.is_false(ok)
     assert.matches('is forbidden: User "nobody" cannot get resource "configmaps" in API group "" in the namespace ' ..
                    '"kube%-system" %(HTTP 403 Forbidden%)', e.message)
+  end)
+
+  -- counts multiply down a tree: three short lines asking for 3 M vertices
+  -- are refused before any is built, naming the ConfigMap and the count
+  it("refuses offerings whose trees expand past the bound when fits builds the graph", function()
+    local dir = cli.tmpdir()
+    local attrs = cli.write(dir .. "/attrs.yaml", "version: 1\nbackends:\n  - name: ionq\n    attributes: {qubits: 9}\n")
+    local job = cli.write(dir .. "/job.yaml", [[
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: pick
+  annotations:
+    fluence.flux-framework.org/select-policy: "fits"
+spec:
+  template:
+    spec:
+      schedulerName: fluence
+      restartPolicy: Never
+      containers:
+        - name: c
+          image: busybox
+]])
+    local r = cli.run{ "select", "-f", job, "--attributes", attrs, "--kubeconfig", path, "--fluence-ns", huge }
+    assert.are.equal(4, r.code, r.err)
+    assert.are.equal("", r.out)
+    assert.are.equal(("fluence: cluster admin: %s/fluence-resources resources.yaml: resources[0].with[0].count: " ..
+                      "300000 copies of a 10-vertex tree take the graph past 250000 vertices, the most fluence " ..
+                      "builds\n"):format(huge), r.err)
   end)
 
   it("drives selection: cluster prices feed min-cost, unoffered backends drop", function()

@@ -178,6 +178,31 @@ describe("graph_from_resources", function()
     assert.are.equal('resources[0]: unknown attribute set "nope"', err)
   end)
 
+  -- counts multiply down a tree: a few bytes of ConfigMap must not ask for
+  -- millions of vertices (before the bound this built 3 M of them, 1 GiB)
+  it("refuses trees that expand past jobspecs.MAX_VERTICES, naming the count, before building", function()
+    local max = jobspecs.MAX_VERTICES
+    local g, err = match.graph_from_resources { resources = { { type = "q", name = "a",
+      with = { { type = "qpu", count = 300000, with = { { type = "qubit", count = 9 } } } } } } }
+    assert.is_nil(g)
+    assert.are.equal(("resources[0].with[0].count: 300000 copies of a 10-vertex tree take the graph past %d " ..
+                      "vertices, the most fluence builds"):format(max), err)
+    -- products past 2^63 are caught, not wrapped
+    g, err = match.graph_from_resources { resources = { { type = "q", name = "a", count = math.maxinteger,
+      with = { { type = "qpu", count = math.maxinteger } } } } }
+    assert.is_nil(g)
+    assert.matches("^resources%[0%]%.with%[0%]%.count: " .. math.maxinteger .. " copies take the graph past", err)
+    -- the bound is on all the trees together: each fits alone, both do not
+    local half = { type = "q", count = max // 2 + 1 }
+    g, err = match.graph_from_resources { resources = { { type = "q", name = "a", count = 1 }, half, half } }
+    assert.is_nil(g)
+    assert.matches("^resources%[2%]%.count: ", err)
+    -- just under the bound is built
+    g = assert(match.graph_from_resources { resources = { { type = "q", name = "a", count = 1,
+      with = { { type = "qpu", count = 9999, with = { { type = "qubit", count = 24 } } } } } } })
+    assert.are.equal(1 + 1 + 9999 * 25, g:stats().vertices)
+  end)
+
   it("grafts the backends onto a cluster graph and matches device jobspecs there", function()
     local tiny = match.load_jgf_file(cli.root .. "/spec/fixtures/match/small.json")
     local g = assert(match.graph_from_resources(CONFIGMAP, tiny))

@@ -320,10 +320,10 @@ function M.graph(c, now)
     return nil, c[key .. "_why"]
   end
   local g, err = match.graph_from_tree(M.tree(c, now))
-  if g and c.offerings and c.offerings.doc then
-    g, err = match.graph_from_resources(c.offerings.doc, g)
-  end
   if not g then errors.raise("INPUT", "cluster %s: the resource graph: %s", M.name(c), tostring(err)) end
+  if c.offerings and c.offerings.doc then
+    g = require("fluence.offerings").graph(c.offerings, g, ("cluster %s: "):format(M.name(c)))
+  end
   c[key] = g
   if now and c.usage then usage_of[g] = c.usage end
   return g

@@ -68,9 +68,7 @@ function Graphs:for_pool(backends, offered, note, wants_now)
     now_graphs = self:live(graphs, note, wants_now)
   elseif offered and offered.doc then
     if not self.offered then
-      local g, err = require("fluence.match").graph_from_resources(offered.doc, given)
-      if not g then errors.raise("INPUT", "fluence-resources: %s", tostring(err)) end
-      self.offered = g
+      self.offered = require("fluence.offerings").graph(offered, given)
     end
     graphs["*"] = self.offered
   elseif given then

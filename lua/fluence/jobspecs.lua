@@ -161,6 +161,35 @@ local function scalar(v)
   return tostring(v)
 end
 
+-- The most vertices the trees of a resources.yaml may expand to.  Counts
+-- multiply down a tree (8 racks of 64 nodes of 34 qubits is 17,928
+-- vertices), so a ConfigMap of a few bytes could otherwise ask for billions
+-- of tables.  Building one vertex costs ~3 us and ~400 bytes here (a
+-- million: 3 s, 380 MiB), so the bound keeps a hostile ConfigMap under a
+-- second and 100 MiB; the trees describe backends (devices, their qubits),
+-- a real one is a few hundred vertices.
+M.MAX_VERTICES = 250000
+
+-- The vertices spec (at where) expands to, counts multiplied down its tree;
+-- raises at the deepest level whose copies pass `room`, before any is made.
+local function expanded(spec, where, room)
+  if type(spec) ~= "table" then return 0 end
+  local count = spec.count == nil and 1 or math.tointeger(spec.count)
+  if not count or count < 0 then error(where .. ".count: must be a non-negative integer", 0) end
+  local one = 1
+  for j, c in ipairs(type(spec.with) == "table" and spec.with or {}) do
+    one = one + expanded(c, ("%s.with[%d]"):format(where, j - 1), room)
+  end
+  -- as floats: the product of a few counts passes 2^63 long before memory runs out
+  local total = count * (one + 0.0)
+  if total > room then
+    local of = one == 1 and "" or (" of a %d-vertex tree"):format(one)
+    error(("%s.count: %d copies%s take the graph past %d vertices, the most fluence builds"):format(
+      where, count, of, M.MAX_VERTICES), 0)
+  end
+  return math.tointeger(total) or total
+end
+
 -- resources.yaml (decoded) -> { type = "cluster", name = "cluster", with = {...} }
 -- where every configured level becomes count node-typed vertices carrying
 -- virtual=true, class=<t> for its type and every type below, the inherited
@@ -172,6 +201,10 @@ function M.resources_tree(doc)
   local registry = doc.attributes or {}
   local list = doc.resources or doc
   if type(list) ~= "table" then error("resources.yaml: resources must be a list", 0) end
+  local room = M.MAX_VERTICES
+  for i, spec in ipairs(list) do
+    room = room - expanded(spec, ("resources[%d]"):format(i - 1), room)
+  end
   local root = { type = "cluster", name = "cluster", with = {} }
   local function build(spec, inherited, backend, where, top)
     if type(spec) ~= "table" then error(where .. ": must be a mapping", 0) end

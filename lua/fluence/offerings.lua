@@ -222,6 +222,19 @@ function M.from_configmap(cm, ns)
   return parsed
 end
 
+-- The graph `fits` matches the offered backends on: parsed offerings o's
+-- trees (match.graph_from_resources), grafted onto base (a cluster graph)
+-- when given.  What cannot be built is in the cluster's ConfigMap, so it is
+-- a CLUSTER error (exit 4) naming it and its key, after prefix (the context).
+function M.graph(o, base, prefix)
+  local g, err = require("fluence.match").graph_from_resources(o.doc, base)
+  if not g then
+    local where = o.namespace and ("%s/%s %s"):format(o.namespace, M.NAME, o.key) or M.NAME
+    errors.raise("CLUSTER", "%s%s: %s", prefix or "", where, tostring(err))
+  end
+  return g
+end
+
 -- Intersects provided backends with the offered ones (parsed offerings, or
 -- a list of names).  offered == nil: everything is kept, with a note.
 function M.intersect(backends, offered)
