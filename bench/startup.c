@@ -143,16 +143,23 @@ static int load_item(lua_State *L)
         lua_pushvalue(L, 2);
         lua_call(L, 1, 0);
     } else if (strcmp(kind, "plugin") == 0) {
-        /* policies/NAME.lua -> require("fluence.plugins").load_policies{}.get(NAME).plugin */
+        /* policies/NAME.lua -> require("fluence.plugins").load_policies{}.get(NAME).plugin,
+         * one registry of each kind, as a select makes */
         int policy = strncmp(v, "policies/", 9) == 0;
         const char *name = strchr(v, '/') + 1;
         const char *dot = strrchr(name, '.');
-        lua_getglobal(L, "require");
-        lua_pushliteral(L, "fluence.plugins");
-        lua_call(L, 1, 1);
-        lua_getfield(L, -1, policy ? "load_policies" : "load_providers");
-        lua_newtable(L);
-        lua_call(L, 1, 1);
+        const char *load = policy ? "load_policies" : "load_providers";
+        if (lua_getfield(L, LUA_REGISTRYINDEX, load) != LUA_TTABLE) {
+            lua_pop(L, 1);
+            lua_getglobal(L, "require");
+            lua_pushliteral(L, "fluence.plugins");
+            lua_call(L, 1, 1);
+            lua_getfield(L, -1, load);
+            lua_newtable(L);
+            lua_call(L, 1, 1);
+            lua_pushvalue(L, -1);
+            lua_setfield(L, LUA_REGISTRYINDEX, load);
+        }
         lua_getfield(L, -1, "get");
         lua_pushlstring(L, name, dot ? (size_t)(dot - name) : strlen(name));
         lua_call(L, 1, 1);
