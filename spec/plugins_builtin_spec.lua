@@ -61,6 +61,24 @@ describe("built-in plugins", function()
     assert.are.equal(by_get.list[1], by_get.get(by_get.list[1].name))
   end)
 
+  it("are listed as the binary was built: every file of policies/ and providers/", function()
+    for _, k in ipairs{ { "policy", "policies" }, { "provider", "providers" } } do
+      local want = {}
+      local p = io.popen("cd " .. cli.quote(root .. "/" .. k[2]) .. " && ls *.lua | LC_ALL=C sort")
+      for f in p:lines() do
+        local name = f:match("^(.*)%.lua$")
+        want[#want + 1] = name .. " built-in:" .. k[2] .. "/" .. f .. " built-in"
+      end
+      p:close()
+      local got = {}
+      for _, e in ipairs(load(k[1]).list) do got[#got + 1] = e.name .. " " .. e.origin .. " " .. e.source end
+      assert.are.same(want, got)
+      assert.is_true(#got >= 6)
+    end
+    -- what a built-in provider declares is known before it loads
+    assert.are.equal("braket", load("provider").get("braket-live").decl.family)
+  end)
+
   it("share one environment per registry; a plugin from a file has its own", function()
     local d = cli.tmpdir()
     cli.write(d .. "/mine.lua", 'return { name = "mine", description = "m", compile = function() return x end }\n')

@@ -136,28 +136,38 @@ function plugins.search_dirs(kind, opts)
   return dirs
 end
 
--- Built-in plugin files: { {name =, path = chunk path, origin =, src =}, ... }
+-- The built-ins compiled into the binary, by kind, and what the built-in
+-- providers declare, by name: listed when the binary was built
+-- (tools/embed.lua), entries { name =, path = chunk path, origin =,
+-- mode = "b" } sorted by name.
+local index = { declared = {}, policy = {}, provider = {} }
+do
+  local chunk = sys.embedded("builtin-plugins.lua")
+  if chunk then index = load(chunk, "=builtin-plugins", "b", {})() end
+end
+local declared = { provider = index.declared }
+
+-- Built-in plugin files: { {name =, path = chunk path, origin =, src =, mode =}, ... }
+-- by name: the compiled-in ones as listed at build time, and with a source
+-- tree (development) that tree's files first.
 local function builtins(kind, opts)
   local spec = KINDS[kind]
-  local byname, order = {}, {}
   local src_dir = opts.source_dir
   if src_dir == nil then src_dir = sys.getenv("FLUENCE_SOURCE_DIR") end
-  if src_dir and src_dir ~= "" then
-    local files = lua_files(src_dir .. "/" .. spec.dir) or {}
-    for _, f in ipairs(files) do
-      local path = src_dir .. "/" .. spec.dir .. "/" .. f
-      local src, err = sys.read_file(path)
-      if not src then fail("%s", err) end
-      byname[basename(f)] = { path = path, src = src }
-      order[#order + 1] = basename(f)
-    end
+  if not (src_dir and src_dir ~= "") then return index[kind] end
+  local byname, order = {}, {}
+  local files = lua_files(src_dir .. "/" .. spec.dir) or {}
+  for _, f in ipairs(files) do
+    local path = src_dir .. "/" .. spec.dir .. "/" .. f
+    local src, err = sys.read_file(path)
+    if not src then fail("%s", err) end
+    byname[basename(f)] = { path = path, src = src }
+    order[#order + 1] = basename(f)
   end
-  for _, p in ipairs(sys.embedded_list(spec.dir .. "/")) do
-    local f = p:sub(#spec.dir + 2)
-    local name = basename(f)
-    if name and not f:find("/", 1, true) and not byname[name] then
-      byname[name] = { path = p, mode = "b" }          -- src: read when loaded
-      order[#order + 1] = name
+  for _, b in ipairs(index[kind]) do
+    if not byname[b.name] then
+      byname[b.name] = b                                -- src: read when loaded
+      order[#order + 1] = b.name
     end
   end
   table.sort(order)
@@ -168,13 +178,6 @@ local function builtins(kind, opts)
                       origin = "built-in:" .. spec.dir .. "/" .. name .. ".lua" }
   end
   return out
-end
-
--- What the built-in providers declare, by name (tools/embed.lua).
-local declared = { provider = {} }
-do
-  local chunk = sys.embedded("builtin-plugins.lua")
-  if chunk then declared.provider = load(chunk, "=builtin-plugins", "b", {})() end
 end
 
 local function load_all(kind, opts)
