@@ -64,7 +64,7 @@ GEN_OBJ  := $(B)/obj/gen_modules.o $(B)/obj/gen_embed.o
 LUA_SRC  := $(shell find lua policies providers -name '*.lua' 2>/dev/null | LC_ALL=C sort)
 
 .PHONY: all deps deps-test deps-fuzz test-assets test demo check check-asan check-valgrind install uninstall clean bench fuzz fuzz-build fluxion-diff
-all: bin/fluence bin/kubectl-fluence $(B)/lib/fluence.so
+all: bin/fluence bin/kubectl-fluence $(B)/lib/fluence.so $(B)/bench/startup
 
 # Every C file that defines luaopen_fluence_NAME becomes the module fluence.NAME:
 # the registry is generated, so adding a module is adding a file.
@@ -87,6 +87,11 @@ $(B)/libfluence.a: $(CORE_OBJ) $(GEN_OBJ)
 bin/fluence$(BUILD_SUFFIX): $(B)/obj/main.o $(B)/libfluence.a | bin
 	$(CC) $(CFLAGS) $(SAN) -o $@ $< $(B)/libfluence.a $(LDFLAGS) $(BIN_LIBS)
 
+# The floor of a select in this shape (make bench, spec/startup_floor_spec.lua):
+# linked as bin/fluence is, so only what it does after start-up differs.
+$(B)/bench/startup: bench/startup.c $(B)/libfluence.a $(wildcard core/*.h) | $(B)/bench
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libfluence.a $(LDFLAGS) $(BIN_LIBS)
+
 bin/kubectl-fluence: bin/fluence
 	ln -sf fluence $@
 
@@ -95,7 +100,7 @@ bin/kubectl-fluence: bin/fluence
 $(B)/lib/fluence.so: $(CORE_OBJ) $(GEN_OBJ) | $(B)/lib
 	$(CC) $(CFLAGS) $(SAN) -shared -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
-$(B)/gen $(B)/obj $(B)/lib bin:
+$(B)/gen $(B)/obj $(B)/lib $(B)/bench bin:
 	mkdir -p $@
 
 deps:
@@ -123,7 +128,7 @@ check: deps-test test-assets check-asan check-valgrind
 check-asan:
 	@$(MAKE) --no-print-directory BUILD_SUFFIX=-asan OPT=-O1 \
 	  SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined' \
-	  bin/fluence-asan build-asan/lib/fluence.so
+	  bin/fluence-asan build-asan/lib/fluence.so build-asan/bench/startup
 	@# busted's lua5.4 is not instrumented: preload the runtimes for the C
 	@# modules it loads, and check leaks only in fluence processes (whose
 	@# main() closes the Lua state), see spec/support/cli.lua.

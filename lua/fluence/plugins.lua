@@ -28,7 +28,8 @@
 --
 -- Every plugin is loaded in text mode with chunk name "@"..path into its own
 -- sandbox environment (fluence.sandbox; providers also see `api`), under an
--- instruction budget.  A broken plugin raises a structured INPUT error
+-- instruction budget; the built-ins compiled into the binary (binary mode,
+-- trusted) share one environment per registry.  A broken plugin raises a structured INPUT error
 -- "PATH:LINE: message" (or "PATH: message" for a missing export).
 --
 -- Options for tests and special callers: path (instead of the environment
@@ -62,9 +63,9 @@ end
 -- Loads one plugin's source and checks its exports.
 -- mode: "t" for every plugin file read from disk; only the built-ins compiled
 -- into the binary (trusted, precompiled by tools/embed.lua) load as "b".
-local function load_plugin(kind, path, src, extra, budget, mode, name)
+local function load_plugin(kind, path, src, extra, budget, mode, name, env)
   local spec = KINDS[kind]
-  local env = sandbox.env(extra)
+  env = env or sandbox.env(extra)
   local chunk, err = load(src, "@" .. path, mode or "t", env)
   if not chunk then
     local loc = require("fluence.lua_syntax").location(path, src, at(path, err))
@@ -84,6 +85,9 @@ local function load_plugin(kind, path, src, extra, budget, mode, name)
   plugin = exports
   -- what the host walks (provides, enriches ...): read raw too
   for k, v in pairs(contract.declared(kind, plugin)) do plugin[k] = v end
+  -- the built-ins' exports and names were checked when the binary was
+  -- built (tools/embed.lua)
+  if mode == "b" then return plugin end
   for _, e in ipairs(spec.exports) do
     if e.required then
       local why = contract.wrong(kind, e.name, plugin[e.name])
@@ -132,28 +136,38 @@ function plugins.search_dirs(kind, opts)
   return dirs
 end
 
--- Built-in plugin files: { {name =, path = chunk path, origin =, src =}, ... }
+-- The built-ins compiled into the binary, by kind, and what the built-in
+-- providers declare, by name: listed when the binary was built
+-- (tools/embed.lua), entries { name =, path = chunk path, origin =,
+-- mode = "b" } sorted by name.
+local index = { declared = {}, policy = {}, provider = {} }
+do
+  local chunk = sys.embedded("builtin-plugins.lua")
+  if chunk then index = load(chunk, "=builtin-plugins", "b", {})() end
+end
+local declared = { provider = index.declared }
+
+-- Built-in plugin files: { {name =, path = chunk path, origin =, src =, mode =}, ... }
+-- by name: the compiled-in ones as listed at build time, and with a source
+-- tree (development) that tree's files first.
 local function builtins(kind, opts)
   local spec = KINDS[kind]
-  local byname, order = {}, {}
   local src_dir = opts.source_dir
   if src_dir == nil then src_dir = sys.getenv("FLUENCE_SOURCE_DIR") end
-  if src_dir and src_dir ~= "" then
-    local files = lua_files(src_dir .. "/" .. spec.dir) or {}
-    for _, f in ipairs(files) do
-      local path = src_dir .. "/" .. spec.dir .. "/" .. f
-      local src, err = sys.read_file(path)
-      if not src then fail("%s", err) end
-      byname[basename(f)] = { path = path, src = src }
-      order[#order + 1] = basename(f)
-    end
+  if not (src_dir and src_dir ~= "") then return index[kind] end
+  local byname, order = {}, {}
+  local files = lua_files(src_dir .. "/" .. spec.dir) or {}
+  for _, f in ipairs(files) do
+    local path = src_dir .. "/" .. spec.dir .. "/" .. f
+    local src, err = sys.read_file(path)
+    if not src then fail("%s", err) end
+    byname[basename(f)] = { path = path, src = src }
+    order[#order + 1] = basename(f)
   end
-  for _, p in ipairs(sys.embedded_list(spec.dir .. "/")) do
-    local f = p:sub(#spec.dir + 2)
-    local name = basename(f)
-    if name and not f:find("/", 1, true) and not byname[name] then
-      byname[name] = { path = p, mode = "b" }          -- src: read when loaded
-      order[#order + 1] = name
+  for _, b in ipairs(index[kind]) do
+    if not byname[b.name] then
+      byname[b.name] = b                                -- src: read when loaded
+      order[#order + 1] = b.name
     end
   end
   table.sort(order)
@@ -166,22 +180,22 @@ local function builtins(kind, opts)
   return out
 end
 
--- What the built-in providers declare, by name (tools/embed.lua).
-local declared = { provider = {} }
-do
-  local chunk = sys.embedded("builtin-plugins.lua")
-  if chunk then declared.provider = load(chunk, "=builtin-plugins", "b", {})() end
-end
-
 local function load_all(kind, opts)
   opts = opts or {}
   local extra = kind == "provider" and { api = opts.api or {} } or nil
   local budget = opts.budget or sandbox.DEFAULT_BUDGET
   local byname, list = {}, {}
 
+  -- The built-ins compiled into the binary (mode "b": trusted, written
+  -- with no globals of their own) share one environment per registry; a
+  -- plugin from a file gets its own.  Making one was over half of loading
+  -- a built-in (~100,000 instructions), and a select loads three.
+  -- spec/plugins_builtin_spec.lua holds the built-ins to writing no globals.
+  local builtin_env
   local function loaded(name, path, src, mode)
-    local plugin = load_plugin(kind, path, src, extra, budget, mode, name)
-    local why = plugins.misnamed(kind, plugin, name)
+    if mode == "b" then builtin_env = builtin_env or sandbox.env(extra) end
+    local plugin = load_plugin(kind, path, src, extra, budget, mode, name, mode == "b" and builtin_env or nil)
+    local why = mode ~= "b" and plugins.misnamed(kind, plugin, name)
     if why then bad_file(path, why) end
     return plugin
   end
@@ -230,18 +244,45 @@ local function load_all(kind, opts)
       end
     end
   end
+  -- The built-ins compiled into the binary join the registry when a run
+  -- first asks for them: get(NAME) adds that one, reading reg.list adds them
+  -- all.  A select asks for its two or three policies by name, and making
+  -- an entry for every built-in policy was ~60,000 instructions of it
+  -- (bench/notes.md).  Either way an entry
+  -- ends the same (a built-in adds to a shadowing file's entry only), and
+  -- the list is sorted by name once it is whole.  The others (files of a
+  -- source tree) are added at once, as they load at once.
+  local pending = {}
   if opts.builtins ~= false then
     for _, b in ipairs(builtins(kind, opts)) do
-      add(b.name, b.path, b.origin, "built-in", b.src, b.mode)
+      if b.mode == "b" and not b.src then pending[b.name] = b
+      else add(b.name, b.path, b.origin, "built-in", b.src, b.mode) end
     end
   end
-  table.sort(list, function(a, b) return a.name < b.name end)
-  return {
+  local function join(name)
+    local b = pending[name]
+    pending[name] = nil
+    add(b.name, b.path, b.origin, "built-in", b.src, b.mode)
+  end
+  local reg = {
     kind = kind,
-    list = list,
     dirs = plugins.search_dirs(kind, opts),
-    get = function(name) return byname[name] end,
+    get = function(name)
+      if name ~= nil and pending[name] then join(name) end
+      return byname[name]
+    end,
   }
+  return setmetatable(reg, { __index = function(_, k)
+    if k ~= "list" then return nil end
+    local names = {}
+    for name in pairs(pending) do names[#names + 1] = name end
+    table.sort(names)
+    for _, name in ipairs(names) do join(name) end
+    table.sort(list, function(a, b) return a.name < b.name end)
+    setmetatable(reg, nil)
+    reg.list = list
+    return list
+  end })
 end
 
 -- Why a plugin is not the one its file NAME.lua must hold, or nil.

@@ -139,13 +139,9 @@ local function exceeded_check(err)
   if current.timeout or tl_expired() then timed_out(err) end
 end
 
-local function copy(t, drop)
-  local c = {}
-  for k, v in pairs(t) do
-    if not (drop and drop[k]) then c[k] = v end
-  end
-  return c
-end
+-- A shallow copy (raw) without drop's keys, made in C at its final size:
+-- each plugin's environment copies about a hundred library entries.
+local copy = require("fluence.tablecopy").copy
 
 local function safe_pcall(f, ...)
   local r = pack(raw_pcall(f, ...))
@@ -163,16 +159,28 @@ local function safe_xpcall(f, h, ...)
   return unpack(r, 1, r.n)
 end
 
+-- Each env() gets its own copies of the library tables, made as it is
+-- called (a plugin may change its own copy); the functions it adds are made
+-- once and shared, but for coroutine.wrap, which calls its environment's
+-- coroutine.create.
+
 -- Coroutines inherit the running thread's hook, so a plugin cannot escape the
 -- budget by looping inside a coroutine.
+local function co_create(f)
+  local th = coroutine.create(f)
+  local h, m, c = dgethook()
+  if h then dsethook(th, h, m, c) end
+  return th
+end
+local function co_resume(th, ...)
+  local r = pack(coroutine.resume(th, ...))
+  exceeded_check(r[2])
+  return unpack(r, 1, r.n)
+end
+
 local function make_coroutine()
   local co = copy(coroutine)
-  function co.create(f)
-    local th = coroutine.create(f)
-    local h, m, c = dgethook()
-    if h then dsethook(th, h, m, c) end
-    return th
-  end
+  co.create, co.resume = co_create, co_resume
   function co.wrap(f)
     local th = co.create(f)
     return function(...)
@@ -181,49 +189,49 @@ local function make_coroutine()
       return unpack(r, 2, r.n)
     end
   end
-  function co.resume(th, ...)
-    local r = pack(coroutine.resume(th, ...))
-    exceeded_check(r[2])
-    return unpack(r, 1, r.n)
-  end
   return co
 end
 
+local rep = string.rep
+local function str_rep(s, n, sep)
+  local len = #tostring(s) + (sep and #tostring(sep) or 0)
+  if type(n) == "number" and n > 0 and len * n > REP_LIMIT then
+    raw_error("string.rep: result too large", 2)
+  end
+  return rep(s, n, sep)
+end
+local NO_DUMP = { dump = true }
+
+local BASE = {
+  assert = assert, error = error, ipairs = ipairs, next = next, pairs = pairs,
+  select = select, tonumber = tonumber, tostring = tostring, type = type,
+  rawequal = rawequal, rawlen = rawlen, rawget = rawget,
+  pcall = safe_pcall, xpcall = safe_xpcall,
+  _VERSION = _VERSION,
+}
+function BASE.rawset(t, k, v)
+  if sandbox.is_readonly(t) then raw_error("attempt to modify a read-only table", 2) end
+  return raw_rawset(t, k, v)
+end
+function BASE.getmetatable(o)
+  if type(o) == "string" then return nil end
+  return raw_getmetatable(o)
+end
+function BASE.setmetatable(t, mt)
+  if sandbox.is_readonly(t) then raw_error("cannot change a protected metatable", 2) end
+  -- a finalizer would run plugin code at any time, outside any budget
+  if type(mt) == "table" and rawget(mt, "__gc") ~= nil then
+    raw_error("__gc metamethods are not allowed in plugins", 2)
+  end
+  return raw_setmetatable(t, mt)
+end
+
 function sandbox.env(extra)
-  local str = copy(string, { dump = true })
-  local rep = string.rep
-  function str.rep(s, n, sep)
-    local len = #tostring(s) + (sep and #tostring(sep) or 0)
-    if type(n) == "number" and n > 0 and len * n > REP_LIMIT then
-      raw_error("string.rep: result too large", 2)
-    end
-    return rep(s, n, sep)
-  end
-  local env = {
-    assert = assert, error = error, ipairs = ipairs, next = next, pairs = pairs,
-    select = select, tonumber = tonumber, tostring = tostring, type = type,
-    rawequal = rawequal, rawlen = rawlen, rawget = rawget,
-    pcall = safe_pcall, xpcall = safe_xpcall,
-    _VERSION = _VERSION,
-    string = str, table = copy(table), math = copy(math), utf8 = copy(utf8),
-    coroutine = make_coroutine(),
-  }
-  function env.rawset(t, k, v)
-    if sandbox.is_readonly(t) then raw_error("attempt to modify a read-only table", 2) end
-    return raw_rawset(t, k, v)
-  end
-  function env.getmetatable(o)
-    if type(o) == "string" then return nil end
-    return raw_getmetatable(o)
-  end
-  function env.setmetatable(t, mt)
-    if sandbox.is_readonly(t) then raw_error("cannot change a protected metatable", 2) end
-    -- a finalizer would run plugin code at any time, outside any budget
-    if type(mt) == "table" and rawget(mt, "__gc") ~= nil then
-      raw_error("__gc metamethods are not allowed in plugins", 2)
-    end
-    return raw_setmetatable(t, mt)
-  end
+  local env = copy(BASE)
+  local str = copy(string, NO_DUMP)
+  str.rep = str_rep
+  env.string, env.table, env.math, env.utf8 = str, copy(table), copy(math), copy(utf8)
+  env.coroutine = make_coroutine()
   env._G = env
   for k, v in pairs(extra or {}) do env[k] = readonly(v) end
   return env
