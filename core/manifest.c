@@ -9,7 +9,8 @@
  *                                 by_shape: pods found by shape in every
  *                                 kind, the known kinds' table unused;
  *                                 split: a stream of MS_MIN_LEN bytes or more
- *                                 is read on two threads (manifest_split.h),
+ *                                 (FLUENCE_MANIFEST_SPLIT's, when set) is
+ *                                 read on two threads (manifest_split.h),
  *                                 same results; false: one thread; a byte
  *                                 (1-based): split at the first document
  *                                 start from there, whatever the size -- for
@@ -1041,8 +1042,13 @@ static void take_doc(lua_State *L, struct mstream *s, struct mparse *p, struct w
 static size_t choose_seam(const char *text, size_t len, lua_Integer from)
 {
     if (from >= 0) return ms_find_seam(text, len, (size_t)from);
-    if (from == -1 && len >= MS_MIN_LEN) return ms_find_seam(text, len, len / 2);
-    return 0;
+    if (from != -1) return 0;
+    /* FLUENCE_MANIFEST_SPLIT: the size from which to split; 0 never */
+    const char *v = getenv("FLUENCE_MANIFEST_SPLIT");
+    long long min = v && *v ? strtoll(v, NULL, 10) : -1;
+    size_t at_least = min < 0 ? MS_MIN_LEN : (size_t)min;
+    if (min == 0 || len < at_least) return 0;
+    return ms_find_seam(text, len, len / 2);
 }
 
 static int parse_protected(lua_State *L)

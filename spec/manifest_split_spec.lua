@@ -13,6 +13,7 @@ local manifest = require "fluence.manifest"
 local cli = require "support.cli"
 
 local KEY = "fluence.flux-framework.org/require-backend"
+local ATTRS = cli.root .. "/examples/quickstart/attributes.yaml"
 
 local function slurp(path) return assert(cli.slurp(path)) end
 
@@ -267,6 +268,26 @@ items:
     assert.is_nil(manifest.parse(cm(1), "c", { split = 1 }):seam())
     assert.has_error(function() manifest.parse(cm(1), "c", { split = "middle" }) end)
     assert.has_error(function() manifest.parse(cm(1), "c", { split = 0 }) end)
+  end)
+
+  it("gives the same output, messages and exit codes from the command line (FLUENCE_MANIFEST_SPLIT)", function()
+    local dir = cli.tmpdir()
+    local bad_job = job(11):gsub("    spec:\n", "    spec: [1]\n    x:\n", 1)
+    local cases = {
+      clean = stream(12, function(i) return i % 2 == 0 and job(i) or cm(i) end),
+      parse_error = stream(12, function(i) return i == 10 and "a: b: c\n" or job(i) end),
+      bad_object = stream(12, function(i) return i == 11 and bad_job or job(i) end),
+    }
+    for name, text in pairs(cases) do
+      local path = cli.write(dir .. "/" .. name .. ".yaml", text)
+      local function run(split)
+        return cli.run{ "select", "-f", path, "--attributes", ATTRS, "--offline",
+                        env = { FLUENCE_MANIFEST_SPLIT = split, SOURCE_DATE_EPOCH = "1700000000" } }
+      end
+      local one, two = run("0"), run("1")
+      assert.same(one, two, name)
+      assert.equal(name == "clean" and 0 or 3, one.code, name .. ": " .. one.err)
+    end
   end)
 
   it("splits a large stream by default, with the same result", function()
