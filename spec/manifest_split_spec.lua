@@ -11,6 +11,7 @@
 -- document start it has.
 local manifest = require "fluence.manifest"
 local cli = require "support.cli"
+local sys = require "fluence.sys"
 
 local KEY = "fluence.flux-framework.org/require-backend"
 local ATTRS = cli.root .. "/examples/quickstart/attributes.yaml"
@@ -70,11 +71,10 @@ end
 
 local function docs_of(dir, pattern)
   local out = {}
-  local p = io.popen("ls " .. cli.quote(dir))
-  for name in p:lines() do
+  for _, name in ipairs(assert(sys.list_dir(dir))) do
     if name:match(pattern) then out[#out + 1] = { name = name, text = slurp(dir .. "/" .. name) } end
   end
-  p:close()
+  assert(#out > 0, "no files in " .. dir)
   table.sort(out, function(a, b) return a.name < b.name end)
   return out
 end
