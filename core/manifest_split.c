@@ -15,6 +15,9 @@
  * as the main thread does (readfile.h), so two parses in flight hold no
  * more of the text than one. */
 #include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <string.h>
 #include "manifest_split.h"
 #include "readfile.h"
@@ -129,6 +132,12 @@ void ms_free(struct msplit *ms)
     for (size_t i = 0; i < ms->ndocs; i++) tree_free(&ms->docs[i].tree);
     free(ms->docs);
     if (ms->started) mp_free(&ms->p);
+#ifdef __GLIBC__
+    /* the kept trees came from the second thread's own malloc arena, which
+     * keeps freed memory: the 94 MB stream's 5,000 Jobs (21 MB) would stay
+     * in the peak RSS through the selections (103 -> 82 MiB) */
+    if (ms->started) malloc_trim(0);
+#endif
     memset(ms, 0, sizeof *ms);
 }
 
