@@ -14,6 +14,7 @@
  * the sequential parse's.  It hands the mapped text's pages back behind it,
  * as the main thread does (readfile.h), so two parses in flight hold no
  * more of the text than one. */
+#include <signal.h>
 #include <stdlib.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -112,7 +113,20 @@ int ms_start(struct msplit *ms, const char *name, const char *text, size_t len, 
     ms->release = release;
     ms->classify = classify;
     atomic_init(&ms->stop, 0);
-    if (pthread_create(&ms->thread, NULL, run, ms) != 0) { mp_free(&ms->p); return -1; }
+    /* the thread takes no asynchronous signal (^C, a closed pipe's, a
+     * plugin run's handlers are the main thread's); the synchronous ones
+     * stay: a mapped file truncated under it still ends the run with its
+     * name (readfile.h) */
+    sigset_t all, old;
+    sigfillset(&all);
+    sigdelset(&all, SIGBUS);
+    sigdelset(&all, SIGSEGV);
+    sigdelset(&all, SIGFPE);
+    sigdelset(&all, SIGILL);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int err = pthread_create(&ms->thread, NULL, run, ms);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (err != 0) { mp_free(&ms->p); return -1; }
     ms->started = 1;
     return 0;
 }

@@ -290,6 +290,32 @@ items:
     end
   end)
 
+  it("ends the run with the file's name and exit 3 when a mapped file shrinks under the second thread", function()
+    -- cut 8 KB past the seam: the second thread meets the missing pages
+    -- long before the main thread has parsed its half (readfile.h's
+    -- handler; the thread's signal mask keeps SIGBUS)
+    local dir = cli.tmpdir()
+    local path = dir .. "/big.yaml"
+    local f = assert(io.open(path, "wb"))
+    f:write(stream(20000, cm))                           -- 1.7 MB: mapped
+    f:close()
+    local script = cli.write(dir .. "/t.lua", ([[
+package.cpath = %q .. "/?.so;" .. package.cpath
+local manifest = require "fluence.manifest"
+local text = assert(manifest.read(%q))
+assert(#text > 1000000)
+assert(os.execute("truncate -s " .. (#text // 2 + 8192) .. " " .. %q))
+manifest.parse(text, "big.yaml", { split = #text // 2 })
+]]):format(os.getenv("FLUENCE_CPATH") or (cli.root .. "/build/lib"), path, cli.quote(path)))
+    local out = os.tmpname()
+    local _, how, code = os.execute(("env -u LD_PRELOAD lua5.4 %s >%s 2>&1"):format(cli.quote(script), out))
+    local msg = cli.slurp(out) or ""
+    os.remove(out)
+    assert.are.same({ "exit", 3 }, { how, code }, msg)
+    assert.matches("fluence: " .. path:gsub("%p", "%%%0") .. ": the file changed %(was truncated%) while it was being read",
+                   msg)
+  end)
+
   it("splits a large stream by default, with the same result", function()
     local text = stream(1300, function(i) return i % 50 == 0 and job(i) or cm(i) .. ("  pad: " .. ("p"):rep(3400) .. "\n") end)
     assert.is_true(#text >= 4 * 1024 * 1024)
