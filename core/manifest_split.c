@@ -79,7 +79,6 @@ static void *run(void *arg)
     size_t released = 0;
     struct mdoc d;
     while (mp_next_doc(NULL, p, &d)) {
-        if (atomic_load_explicit(&ms->stop, memory_order_relaxed)) longjmp(jb, 1);
         if (ms->release && d.end > released + 2 * RELEASE_LAG) {
             fluence_release(p->text + released, p->text + d.end - RELEASE_LAG);
             released = d.end - RELEASE_LAG;
@@ -113,6 +112,7 @@ int ms_start(struct msplit *ms, const char *name, const char *text, size_t len, 
     ms->release = release;
     ms->classify = classify;
     atomic_init(&ms->stop, 0);
+    ms->p.stop = &ms->stop;
     /* the thread takes no asynchronous signal (^C, a closed pipe's, a
      * plugin run's handlers are the main thread's); the synchronous ones
      * stay: a mapped file truncated under it still ends the run with its

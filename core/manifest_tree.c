@@ -209,6 +209,9 @@ static void push_parse_message(lua_State *L, const struct mparse *p, size_t *at,
 static void next_event(lua_State *L, struct mparse *p)
 {
     if (p->have_event) { yaml_event_delete(&p->event); p->have_event = 0; }
+    /* a second thread stops within an event of being told, not at the end
+     * of a document that may be most of the stream */
+    if (p->stop && atomic_load_explicit(p->stop, memory_order_relaxed)) longjmp(*p->fail, 1);
     if (!yaml_parser_parse(&p->parser, &p->event)) {
         if (p->fail) longjmp(*p->fail, 1);
         yaml_parser_t *y = &p->parser;

@@ -6,6 +6,7 @@
 #ifndef FLUENCE_MANIFEST_TREE_H
 #define FLUENCE_MANIFEST_TREE_H
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <yaml.h>
@@ -59,6 +60,7 @@ struct mparse {
     double budget;                  /* what they may: the whole input's (yaml_limits.h) */
     jmp_buf *fail;                  /* set: a parse off the main thread (manifest_split.c):
                                        errors jump here, never into Lua */
+    const atomic_int *stop;         /* with fail: set when the result is no longer wanted */
     struct mtree tree;
 };
 
