@@ -1045,7 +1045,9 @@ static size_t choose_seam(const char *text, size_t len, lua_Integer from)
     if (from != -1) return 0;
     /* FLUENCE_MANIFEST_SPLIT: the size from which to split; 0 never */
     const char *v = getenv("FLUENCE_MANIFEST_SPLIT");
-    long long min = v && *v ? strtoll(v, NULL, 10) : -1;
+    char *end = NULL;
+    long long min = v && *v ? strtoll(v, &end, 10) : -1;
+    if (end && *end) min = -1;                       /* not a number: the default */
     size_t at_least = min < 0 ? MS_MIN_LEN : (size_t)min;
     if (min == 0 || len < at_least) return 0;
     return ms_find_seam(text, len, len / 2);

@@ -290,6 +290,19 @@ items:
     end
   end)
 
+  it("takes the size to split from FLUENCE_MANIFEST_SPLIT (0 never; not a number: the default)", function()
+    local script = ([[
+package.cpath = %q .. "/?.so;" .. package.cpath
+local s = require("fluence.manifest").parse(("---\na: 1\n"):rep(20), "x")
+io.write(tostring(s:seam()))
+]]):format(os.getenv("FLUENCE_CPATH") or (cli.root .. "/build/lib"))
+    local path = cli.write(cli.tmpdir() .. "/seam.lua", script)
+    for value, seam in pairs{ ["0"] = "nil", ["1"] = "91", ["180"] = "91", ["181"] = "nil", abc = "nil", [""] = "nil" } do
+      local r = cli.sh(("FLUENCE_MANIFEST_SPLIT=%s lua5.4 %s"):format(cli.quote(value), cli.quote(path)))
+      assert.equal(seam, r.out, value .. ": " .. r.err)
+    end
+  end)
+
   it("ends the run with the file's name and exit 3 when a mapped file shrinks under the second thread", function()
     -- cut 8 KB past the seam: the second thread meets the missing pages
     -- long before the main thread has parsed its half (readfile.h's
