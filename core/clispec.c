@@ -490,6 +490,7 @@ static const struct envvar {
     {"FLUENCE_SOURCE_DIR", "load lua/, policies/, providers/ from this source tree first"},
     {"FLUENCE_DEBUG", "internal errors (exit 70) carry a Lua traceback"},
     {"FLUENCE_MAX_INPUT", "the size limit of a manifest, in bytes (default 512 MiB)"},
+    {"FLUENCE_MANIFEST_SPLIT", "bytes from which a manifest stream is parsed on two threads (default 4 MiB; 0: one)"},
     {"FLUENCE_FLUXION_LIB", "flux-sched's libreapi_cli.so: match and fits run in Fluxion itself"},
     {"FLUENCE_SERVICEACCOUNT_DIR", "in a pod: the service account's token and CA (default the standard one)"},
     {"KUBECONFIG", "kubeconfig files, colon-separated (else ~/.kube/config)"},

@@ -1,13 +1,20 @@
 /* fluence.manifest — byte-preserving manifest reading and rewriting.
  *
- *   manifest.parse(text, name [, {active_only = true, by_shape = true}])
+ *   manifest.parse(text, name [, {active_only = true, by_shape = true, split = ...}])
  *                              -> stream | nil, "name:LINE:COL: message ..."
  *                                 (text: a string or what manifest.read returns;
  *                                 active_only: descriptions only of objects
  *                                 that could take part in a selection -- a
  *                                 stream of 10,000 ConfigMaps needs none;
  *                                 by_shape: pods found by shape in every
- *                                 kind, the known kinds' table unused)
+ *                                 kind, the known kinds' table unused;
+ *                                 split: a stream of MS_MIN_LEN bytes or more
+ *                                 (FLUENCE_MANIFEST_SPLIT's, when set) is
+ *                                 read on two threads (manifest_split.h),
+ *                                 same results; false: one thread; a byte
+ *                                 (1-based): split at the first document
+ *                                 start from there, whatever the size -- for
+ *                                 specs)
  *   manifest.read(path)        -> text | nil, "path: reason" (#text, tostring(text))
  *   manifest.indent_json(json [, indent [, depth]]) -> json indented (values untouched)
  *   manifest.kinds()           -> where known kinds keep their pods (manifest_kinds.c)
@@ -35,6 +42,8 @@
  *   stream:source(first, last)    -> the input's bytes first..last
  *   stream:locate(byte, message)  -> "name:LINE:COL: message", line, caret
  *   stream:position(byte)         -> name, line, column of byte (1-based)
+ *   stream:seam()                 -> the byte (1-based) from which documents
+ *                                    came from the second thread, or nil
  *
  * An object description (plain tables, new ones on every objects() call):
  *   index, kind, apiVersion, name, namespace, generateName, line, col,
@@ -87,6 +96,7 @@
 #include "manifest_kinds.h"
 #include "manifest_meta.h"
 #include "manifest_shape.h"
+#include "manifest_split.h"
 #include "manifest_tree.h"
 #include "output.h"
 #include "readfile.h"
@@ -113,6 +123,7 @@ struct mstream {
     struct mobj *objs; size_t nobjs, capobjs;
     int is_json;
     int active_only;                 /* parse made descriptions of active objects only */
+    size_t seam;                     /* where the second thread's documents began, or 0 */
 };
 
 static int stream_gc(lua_State *L)
@@ -983,12 +994,73 @@ static void add_inert(lua_State *L, struct mstream *s, size_t docidx)
     o->site_count = 0;
 }
 
+/* What the second thread keeps of a document (manifest_split.h): its tree
+ * when parse reads it (any object, or only one that may be active, a List,
+ * a document that is not a mapping, or one with a key written twice), else
+ * its place. */
+static int doc_classify(const struct mtree *t, size_t root, int active_only)
+{
+    size_t items;
+    const struct mnode *r = mt_resolve(t, root, NULL);
+    if (!active_only || t->ndups || r->type != MN_MAP || list_items(t, root, &items) || doc_maybe_active(t))
+        return MS_TREE;
+    return MS_INERT;
+}
+
+/* Adds document d: kind MS_TREE reads p's tree (the main parser's, or a
+ * view of one the second thread kept); MS_EMPTY, MS_INERT need no tree. */
+static void take_doc(lua_State *L, struct mstream *s, struct mparse *p, struct walk *w,
+                     const struct mdoc *d, int kind)
+{
+    s->docs = fluence_grow(L, s->docs, &s->capdocs, s->ndocs + 1, sizeof *s->docs);
+    s->doc_obj = fluence_grow(L, s->doc_obj, &s->capdocobj, s->ndocs + 1, sizeof *s->doc_obj);
+    size_t di = s->ndocs++;
+    s->docs[di] = *d;
+    s->doc_obj[di] = s->nobjs;
+    if (kind == MS_EMPTY) return;
+    if (kind == MS_INERT) { add_inert(L, s, di); return; }
+    const struct mtree *t = &p->tree;
+    if (!d->root || mt_is_null(t, d->root)) return;
+    const struct mnode *r = mt_resolve(t, d->root, NULL);
+    if (r->type != MN_MAP) mp_error(L, p, t->nodes[d->root].start, "a manifest document must be a mapping (a Kubernetes object)");
+    int crlf = doc_crlf(p->text, p->len, d->start, d->end);
+    int inert = s->active_only && !doc_maybe_active(t);
+    size_t items;
+    if (list_items(t, d->root, &items)) {
+        for (size_t c = mt_resolve(t, items, NULL)->first; c; c = t->nodes[c].next) {
+            if (t->nodes[c].type != MN_MAP) mp_error(L, p, t->nodes[c].start, "a List item must be a mapping (a Kubernetes object)");
+            if (inert) add_inert(L, s, di); else add_object(L, s, p, w, di, c, 4, crlf);
+        }
+    } else if (inert) add_inert(L, s, di);
+    else add_object(L, s, p, w, di, d->root, 4, crlf);
+    if (t->ndups) duplicates(L, p, d->root);
+}
+
+/* Where a stream splits between two threads (manifest_split.h), from
+ * manifest.parse's split option: -1 the middle of a large stream, -2 never,
+ * else the first document start at or after that byte, whatever the size. */
+static size_t choose_seam(const char *text, size_t len, lua_Integer from)
+{
+    if (from >= 0) return ms_find_seam(text, len, (size_t)from);
+    if (from != -1) return 0;
+    /* FLUENCE_MANIFEST_SPLIT: the size from which to split; 0 never */
+    const char *v = getenv("FLUENCE_MANIFEST_SPLIT");
+    char *end = NULL;
+    long long min = v && *v ? strtoll(v, &end, 10) : -1;
+    if (end && *end) min = -1;                       /* not a number: the default */
+    size_t at_least = min < 0 ? MS_MIN_LEN : (size_t)min;
+    if (min == 0 || len < at_least) return 0;
+    return ms_find_seam(text, len, len / 2);
+}
+
 static int parse_protected(lua_State *L)
 {
     size_t len;
     const char *text = check_text(L, 1, &len);
     const char *name = lua_tostring(L, 2);
     int active_only = lua_toboolean(L, 3), by_shape = lua_toboolean(L, 4);
+    struct msplit *ms = lua_touserdata(L, 5);         /* NULL: one thread */
+    lua_Integer split_from = lua_isinteger(L, 6) ? lua_tointeger(L, 6) : -2;
     lua_settop(L, 2);
     struct mstream *s = lua_newuserdatauv(L, sizeof *s, UV_COUNT);   /* 3 */
     memset(s, 0, sizeof *s);
@@ -1018,31 +1090,41 @@ static int parse_protected(lua_State *L)
      * 94 MB stream's peak memory is its objects, not its text as well */
     int mapped = mapped_file(L, 1) != NULL;
     size_t released = 0;
+    size_t seam = ms && !s->is_json ? choose_seam(text, len, split_from) : 0;
+    if (seam && ms_start(ms, name, text, len, seam, active_only, mapped, doc_classify) != 0) seam = 0;
     while (mp_next_doc(L, p, &d)) {
         if (mapped && d.end > released + 2 * RELEASE_LAG) {
             fluence_release(text + released, text + d.end - RELEASE_LAG);
             released = d.end - RELEASE_LAG;
         }
-        s->docs = fluence_grow(L, s->docs, &s->capdocs, s->ndocs + 1, sizeof *s->docs);
-        s->doc_obj = fluence_grow(L, s->doc_obj, &s->capdocobj, s->ndocs + 1, sizeof *s->doc_obj);
-        size_t di = s->ndocs++;
-        s->docs[di] = d;
-        s->doc_obj[di] = s->nobjs;
-        const struct mtree *t = &p->tree;
-        if (!d.root || mt_is_null(t, d.root)) continue;
-        const struct mnode *r = mt_resolve(t, d.root, NULL);
-        if (r->type != MN_MAP) mp_error(L, p, t->nodes[d.root].start, "a manifest document must be a mapping (a Kubernetes object)");
-        int crlf = doc_crlf(text, len, d.start, d.end);
-        int inert = active_only && !doc_maybe_active(t);
-        size_t items;
-        if (list_items(t, d.root, &items)) {
-            for (size_t c = mt_resolve(t, items, NULL)->first; c; c = t->nodes[c].next) {
-                if (t->nodes[c].type != MN_MAP) mp_error(L, p, t->nodes[c].start, "a List item must be a mapping (a Kubernetes object)");
-                if (inert) add_inert(L, s, di); else add_object(L, s, p, w, di, c, 4, crlf);
+        take_doc(L, s, p, w, &d, MS_TREE);
+        if (!seam || d.end < seam) continue;
+        /* the seam: the second thread's documents are the sequential
+         * parse's when a document ends exactly there, that thread met no
+         * error or limit, and both halves' aliases fit the stream's budget */
+        if (d.end == seam) ms_join(ms);
+        if (d.end != seam || ms->failed || p->expanded + ms->p.expanded > p->budget) {
+            ms_free(ms);
+            seam = 0;
+            continue;
+        }
+        struct mparse view;                /* the whole text, a kept tree */
+        memset(&view, 0, sizeof view);
+        view.name = p->name;
+        view.text = p->text;
+        view.len = p->len;
+        for (size_t k = 0; k < ms->ndocs; k++) {
+            struct msdoc *md = &ms->docs[k];
+            ms_shift(md, seam, p->prev_line);
+            if (mapped && md->d.end > released + 2 * RELEASE_LAG) {
+                fluence_release(text + released, text + md->d.end - RELEASE_LAG);
+                released = md->d.end - RELEASE_LAG;
             }
-        } else if (inert) add_inert(L, s, di);
-        else add_object(L, s, p, w, di, d.root, 4, crlf);
-        if (t->ndups) duplicates(L, p, d.root);
+            view.tree = md->tree;
+            take_doc(L, s, &view, w, &md->d, md->kind);
+        }
+        s->seam = seam;
+        break;
     }
     mp_free(p);
     lua_settop(L, 3);
@@ -1069,20 +1151,33 @@ static int m_parse(lua_State *L)
     size_t len;
     check_text(L, 1, &len);
     int active_only = 0, by_shape = 0;
+    lua_Integer split = -1;
     if (lua_istable(L, 3)) {
         lua_getfield(L, 3, "active_only");
         active_only = lua_toboolean(L, -1);
         lua_getfield(L, 3, "by_shape");
         by_shape = lua_toboolean(L, -1);
+        int t = lua_getfield(L, 3, "split");
+        if (t == LUA_TBOOLEAN && !lua_toboolean(L, -1)) split = -2;
+        else if (t == LUA_TNUMBER && lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1)
+            split = lua_tointeger(L, -1) - 1;
+        else if (t != LUA_TNIL) luaL_argerror(L, 3, "split: false or a byte position (1-based)");
     }
     if (lua_isnoneornil(L, 2)) { lua_settop(L, 1); lua_pushliteral(L, "<manifest>"); }
     luaL_checkstring(L, 2);
     lua_settop(L, 2);
     lua_pushboolean(L, active_only);
     lua_pushboolean(L, by_shape);
+    /* the second thread's state lives in this frame: whatever parse does,
+     * the thread is stopped and joined before m_parse returns */
+    struct msplit ms;
+    memset(&ms, 0, sizeof ms);
+    lua_pushlightuserdata(L, &ms);
+    lua_pushinteger(L, split);
     lua_pushcfunction(L, parse_protected);
     lua_insert(L, 1);
-    int st = lua_pcall(L, 4, 1, 0);
+    int st = lua_pcall(L, 6, 1, 0);
+    ms_free(&ms);
     if (st != LUA_OK) {
         if (st == LUA_ERRMEM || !lua_isstring(L, -1)) return lua_error(L);
         lua_pushnil(L);
@@ -1096,6 +1191,15 @@ static int m_parse(lua_State *L)
 
 static int s_objects(lua_State *L);
 static struct mstream *check_stream(lua_State *L);
+
+/* stream:seam() -> the byte (1-based) where the documents parsed on a
+ * second thread began, or nil when one thread read the whole stream */
+static int s_seam(lua_State *L)
+{
+    struct mstream *s = check_stream(L);
+    if (s->seam) lua_pushinteger(L, (lua_Integer)s->seam + 1); else lua_pushnil(L);
+    return 1;
+}
 
 /* stream:active() -> descriptions of at least every object that targets
  * Fluence or asks for a selection (after a parse with active_only: those
@@ -1749,7 +1853,7 @@ int luaopen_fluence_manifest(lua_State *L)
         {"objects", s_objects}, {"active", s_active}, {"set_annotations", s_set_annotations}, {"render", s_render},
         {"render_json", s_render_json}, {"object_json", s_object_json}, {"is_json", s_is_json},
         {"write", s_write}, {"annotation_span", s_annotation_span}, {"source", s_source},
-        {"locate", s_locate}, {"position", s_position}, {"warnings", s_warnings},
+        {"locate", s_locate}, {"position", s_position}, {"warnings", s_warnings}, {"seam", s_seam},
         {NULL, NULL}
     };
     static const luaL_Reg funcs[] = {

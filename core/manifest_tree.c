@@ -15,6 +15,7 @@
  * complete (no recursive structures); the total size the aliases of a stream
  * expand to is bounded by the stream's size (no "billion laughs"); nesting
  * depth is bounded. */
+#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <lauxlib.h>
@@ -74,6 +75,21 @@ static void extend_ascii(struct mparse *p, size_t idx)
     if (i >= p->len) p->ascii_end = 1;
 }
 
+int mp_init(struct mparse *p, const char *name, const char *text, size_t len)
+{
+    memset(p, 0, sizeof *p);
+    if (!yaml_parser_initialize(&p->parser)) return -1;
+    p->parser_ready = 1;
+    yaml_parser_set_input_string(&p->parser, (const unsigned char *)text, len);
+    p->name = name;
+    p->text = text;
+    p->len = len;
+    p->budget = fluence_yaml_alias_budget(len);
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) p->cur_byte = 3;
+    else yaml_parser_set_encoding(&p->parser, YAML_UTF8_ENCODING);   /* no detection */
+    return 0;
+}
+
 struct mparse *mp_push(lua_State *L, const char *name, const char *text, size_t len)
 {
     struct mparse *p = lua_newuserdatauv(L, sizeof *p, 0);
@@ -83,19 +99,12 @@ struct mparse *mp_push(lua_State *L, const char *name, const char *text, size_t 
         lua_setfield(L, -2, "__gc");
     }
     lua_setmetatable(L, -2);
-    if (!yaml_parser_initialize(&p->parser)) luaL_error(L, "not enough memory");
-    p->parser_ready = 1;
-    yaml_parser_set_input_string(&p->parser, (const unsigned char *)text, len);
-    p->name = name;
-    p->text = text;
-    p->len = len;
+    if (mp_init(p, name, text, len) != 0) luaL_error(L, "not enough memory");
     /* the byte offsets assume UTF-8; libyaml skips a UTF-8 BOM without
      * counting it, and would decode UTF-16 (marked by its BOM) */
     if (len >= 2 && ((unsigned char)text[0] == 0xFF || (unsigned char)text[0] == 0xFE) &&
         ((unsigned char)text[1] == 0xFE || (unsigned char)text[1] == 0xFF))
         mp_error(L, p, 0, "UTF-16 is not supported: convert the manifest to UTF-8");
-    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) p->cur_byte = 3;
-    else yaml_parser_set_encoding(&p->parser, YAML_UTF8_ENCODING);   /* no detection */
     return p;
 }
 
@@ -153,6 +162,31 @@ int mp_error(lua_State *L, struct mparse *p, size_t byte, const char *msg)
     return lua_error(L);
 }
 
+/* Every error and limit of the tree's building goes through these two: in a
+ * parse on a second thread (p->fail set: manifest_split.c) they touch no
+ * Lua state and jump back to the thread, whose caller then parses that part
+ * again on the main thread, where the same error is raised as always. */
+static void fail(lua_State *L, struct mparse *p, size_t byte, const char *msg)
+{
+    if (p->fail) longjmp(*p->fail, 1);
+    mp_error(L, p, byte, msg);
+}
+
+static void *grow(lua_State *L, struct mparse *p, void *ptr, size_t *cap, size_t need, size_t size)
+{
+    if (!p->fail) return fluence_grow(L, ptr, cap, need, size);
+    if (need <= *cap) return ptr;
+    size_t c = *cap ? *cap : 16;
+    while (c < need) {
+        if (c > ((size_t)-1) / 4 / size) longjmp(*p->fail, 1);
+        c *= 2;
+    }
+    void *q = realloc(ptr, c * size);
+    if (!q) longjmp(*p->fail, 1);
+    *cap = c;
+    return q;
+}
+
 /* An unrendered Helm template ("{{ .Values.x }}") reads as flow mappings
  * with mapping keys, or does not parse at all: when the document so far
  * has "{{" in it, the message says so first (pushes it), and *at moves
@@ -175,7 +209,11 @@ static void push_parse_message(lua_State *L, const struct mparse *p, size_t *at,
 static void next_event(lua_State *L, struct mparse *p)
 {
     if (p->have_event) { yaml_event_delete(&p->event); p->have_event = 0; }
+    /* a second thread stops within an event of being told, not at the end
+     * of a document that may be most of the stream */
+    if (p->stop && atomic_load_explicit(p->stop, memory_order_relaxed)) longjmp(*p->fail, 1);
     if (!yaml_parser_parse(&p->parser, &p->event)) {
+        if (p->fail) longjmp(*p->fail, 1);
         yaml_parser_t *y = &p->parser;
         if (y->error == YAML_MEMORY_ERROR) luaL_error(L, "not enough memory");
         size_t at = y->error == YAML_READER_ERROR ? y->problem_offset : to_byte(p, y->problem_mark.index);
@@ -186,9 +224,10 @@ static void next_event(lua_State *L, struct mparse *p)
     p->have_event = 1;
 }
 
-static size_t arena_add(lua_State *L, struct mtree *t, const char *s, size_t n)
+static size_t arena_add(lua_State *L, struct mparse *p, const char *s, size_t n)
 {
-    t->arena = fluence_grow(L, t->arena, &t->acap, t->alen + n + 1, 1);
+    struct mtree *t = &p->tree;
+    t->arena = grow(L, p, t->arena, &t->acap, t->alen + n + 1, 1);
     size_t at = t->alen;
     if (n) memcpy(t->arena + at, s, n);
     t->arena[at + n] = 0;
@@ -205,13 +244,17 @@ static size_t hash_str(const char *s, size_t n)
 
 /* name_off: where the name already is in the arena, or (size_t)-1 to copy
  * it there (the arena may move, so a name inside it is passed by offset) */
-static void anchor_set(lua_State *L, struct mtree *t, const char *name, size_t name_off, size_t node)
+static void anchor_set(lua_State *L, struct mparse *p, const char *name, size_t name_off, size_t node)
 {
+    struct mtree *t = &p->tree;
     if (name_off != (size_t)-1) name = NULL;
     if ((t->acount + 1) * 2 > t->anchcap) {           /* grow and rehash */
         size_t cap = t->anchcap ? t->anchcap * 2 : 16;
         struct anchor *a = calloc(cap, sizeof *a);
-        if (!a) luaL_error(L, "not enough memory");
+        if (!a) {
+            if (p->fail) longjmp(*p->fail, 1);
+            luaL_error(L, "not enough memory");
+        }
         for (size_t i = 0; i < t->anchcap; i++) {
             if (!t->anchors[i].node) continue;
             const char *nm = t->arena + t->anchors[i].name;
@@ -229,7 +272,7 @@ static void anchor_set(lua_State *L, struct mtree *t, const char *name, size_t n
         if (strcmp(t->arena + t->anchors[h].name, name) == 0) { t->anchors[h].node = node; return; }
         h = (h + 1) & (t->anchcap - 1);
     }
-    t->anchors[h].name = name_off != (size_t)-1 ? name_off : arena_add(L, t, name, n);
+    t->anchors[h].name = name_off != (size_t)-1 ? name_off : arena_add(L, p, name, n);
     t->anchors[h].node = node;
     t->acount++;
 }
@@ -369,7 +412,7 @@ int mt_plain_is_string(const char *s, size_t len)
 static size_t new_node(lua_State *L, struct mparse *p, int type, yaml_mark_t sm, yaml_mark_t em)
 {
     struct mtree *t = &p->tree;
-    t->nodes = fluence_grow(L, t->nodes, &t->cap, t->n + 1, sizeof *t->nodes);
+    t->nodes = grow(L, p, t->nodes, &t->cap, t->n + 1, sizeof *t->nodes);
     size_t i = t->n++;
     struct mnode *n = &t->nodes[i];
     memset(n, 0, sizeof *n);
@@ -399,6 +442,7 @@ static void check_keys(lua_State *L, struct mparse *p, size_t map)
         const struct mnode *kn = mt_resolve(t, k, NULL);
         if (kn->type != MN_SCALAR) {
             size_t at = t->nodes[k].start;
+            if (p->fail) longjmp(*p->fail, 1);
             push_parse_message(L, p, &at, "a mapping key must be a scalar (kubectl: invalid map key)");
             mp_error(L, p, at, lua_tostring(L, -1));
         }
@@ -407,7 +451,7 @@ static void check_keys(lua_State *L, struct mparse *p, size_t map)
     if (nkeys < 2) return;
     size_t cap = 16;
     while (cap < nkeys * 2) cap *= 2;
-    t->keyhash = fluence_grow(L, t->keyhash, &t->khcap, cap, sizeof *t->keyhash);
+    t->keyhash = grow(L, p, t->keyhash, &t->khcap, cap, sizeof *t->keyhash);
     memset(t->keyhash, 0, cap * sizeof *t->keyhash);
     for (size_t k = m->first; k; k = t->nodes[t->nodes[k].next].next) {
         if (mt_is_merge_key(t, k)) continue;
@@ -423,7 +467,7 @@ static void check_keys(lua_State *L, struct mparse *p, size_t map)
         if (dup) {
             m = &t->nodes[map];
             m->flags |= MF_DUPS;
-            t->dups = fluence_grow(L, t->dups, &t->capdups, t->ndups + 1, sizeof *t->dups);
+            t->dups = grow(L, p, t->dups, &t->capdups, t->ndups + 1, sizeof *t->dups);
             t->dups[t->ndups++] = k;
             continue;
         }
@@ -458,7 +502,7 @@ int mp_next_doc(lua_State *L, struct mparse *p, struct mdoc *doc)
         if (p->event.type == YAML_DOCUMENT_START_EVENT) break;
     }
     t->n = 1;                                   /* node 0 is "none" */
-    t->nodes = fluence_grow(L, t->nodes, &t->cap, 1, sizeof *t->nodes);
+    t->nodes = grow(L, p, t->nodes, &t->cap, 1, sizeof *t->nodes);
     memset(&t->nodes[0], 0, sizeof t->nodes[0]);
     t->alen = 0;
     t->depth = 0;
@@ -475,6 +519,7 @@ int mp_next_doc(lua_State *L, struct mparse *p, struct mdoc *doc)
         switch (ev->type) {
         case YAML_DOCUMENT_END_EVENT:
             doc->end = p->prev_end = to_byte(p, ev->end_mark.index);
+            p->prev_line = ev->end_mark.line;
             if (!doc->root && t->n > 1) doc->root = 1;
             return 1;
         case YAML_ALIAS_EVENT: {
@@ -482,7 +527,8 @@ int mp_next_doc(lua_State *L, struct mparse *p, struct mdoc *doc)
             size_t target = anchor_get(t, name);
             if (!target) {
                 size_t at = to_byte(p, ev->start_mark.index);
-                if (!names_open_node(t, name)) mp_error(L, p, at, "unknown alias");
+                if (!names_open_node(t, name)) fail(L, p, at, "unknown alias");
+                if (p->fail) longjmp(*p->fail, 1);
                 lua_pushfstring(L, "alias *%s names a node that contains it (a recursive alias)", name);
                 mp_error(L, p, at, lua_tostring(L, -1));
             }
@@ -490,14 +536,13 @@ int mp_next_doc(lua_State *L, struct mparse *p, struct mdoc *doc)
             t->nodes[i].val = target;
             t->nodes[i].weight = t->nodes[target].weight;
             p->expanded += t->nodes[i].weight;
-            if (p->expanded > fluence_yaml_alias_budget(p->len))
-                mp_error(L, p, t->nodes[i].start, FLUENCE_YAML_TOO_BIG);
+            if (p->expanded > p->budget) fail(L, p, t->nodes[i].start, FLUENCE_YAML_TOO_BIG);
             add_weight(t, i);
             break;
         }
         case YAML_SCALAR_EVENT: {
             i = new_node(L, p, MN_SCALAR, ev->start_mark, ev->end_mark);
-            size_t at = arena_add(L, t, (const char *)ev->data.scalar.value, ev->data.scalar.length);
+            size_t at = arena_add(L, p, (const char *)ev->data.scalar.value, ev->data.scalar.length);
             struct mnode *n = &t->nodes[i];
             n->val = at;
             n->len = ev->data.scalar.length;
@@ -514,7 +559,7 @@ int mp_next_doc(lua_State *L, struct mparse *p, struct mdoc *doc)
         case YAML_SEQUENCE_START_EVENT:
         case YAML_MAPPING_START_EVENT: {
             int map = ev->type == YAML_MAPPING_START_EVENT;
-            if (t->depth >= FLUENCE_YAML_MAX_DEPTH) mp_error(L, p, to_byte(p, ev->start_mark.index), FLUENCE_YAML_TOO_DEEP);
+            if (t->depth >= FLUENCE_YAML_MAX_DEPTH) fail(L, p, to_byte(p, ev->start_mark.index), FLUENCE_YAML_TOO_DEEP);
             i = new_node(L, p, map ? MN_MAP : MN_SEQ, ev->start_mark, ev->end_mark);
             int flow = map ? ev->data.mapping_start.style == YAML_FLOW_MAPPING_STYLE
                            : ev->data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE;
@@ -525,9 +570,9 @@ int mp_next_doc(lua_State *L, struct mparse *p, struct mdoc *doc)
             const yaml_char_t *a = map ? ev->data.mapping_start.anchor : ev->data.sequence_start.anchor;
             if (a) {   /* remembered in the arena until the collection ends */
                 t->nodes[i].flags |= MF_ANCHORED;
-                t->nodes[i].val = arena_add(L, t, (const char *)a, strlen((const char *)a));
+                t->nodes[i].val = arena_add(L, p, (const char *)a, strlen((const char *)a));
             }
-            t->stack = fluence_grow(L, t->stack, &t->scap, t->depth + 1, sizeof *t->stack);
+            t->stack = grow(L, p, t->stack, &t->scap, t->depth + 1, sizeof *t->stack);
             t->stack[t->depth++] = i;
             if (!doc->root) doc->root = i;
             continue;
@@ -539,7 +584,7 @@ int mp_next_doc(lua_State *L, struct mparse *p, struct mdoc *doc)
             n->end = to_byte(p, ev->end_mark.index);
             if (n->type == MN_MAP) check_keys(L, p, i);
             add_weight(t, i);
-            if (t->nodes[i].flags & MF_ANCHORED) anchor_set(L, t, NULL, t->nodes[i].val, i);
+            if (t->nodes[i].flags & MF_ANCHORED) anchor_set(L, p, NULL, t->nodes[i].val, i);
             continue;
         }
         default:
@@ -548,7 +593,7 @@ int mp_next_doc(lua_State *L, struct mparse *p, struct mdoc *doc)
         if (!doc->root) doc->root = i;
         if (anchor) {
             t->nodes[i].flags |= MF_ANCHORED;
-            anchor_set(L, t, anchor, (size_t)-1, i);
+            anchor_set(L, p, anchor, (size_t)-1, i);
         }
     }
 }

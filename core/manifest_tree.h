@@ -5,6 +5,8 @@
  * a Lua error (a located parse error, out of memory) never leaks. */
 #ifndef FLUENCE_MANIFEST_TREE_H
 #define FLUENCE_MANIFEST_TREE_H
+#include <setjmp.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <yaml.h>
@@ -53,7 +55,12 @@ struct mparse {
     size_t len;
     size_t cur_char, cur_byte;      /* cursor mapping character index -> byte */
     size_t prev_end;                /* byte offset where the next document begins */
+    size_t prev_line;               /* its line (libyaml's count, 0-based) */
     double expanded;                /* weight the stream's aliases stand for (yaml_limits.h) */
+    double budget;                  /* what they may: the whole input's (yaml_limits.h) */
+    jmp_buf *fail;                  /* set: a parse off the main thread (manifest_split.c):
+                                       errors jump here, never into Lua */
+    const atomic_int *stop;         /* with fail: set when the result is no longer wanted */
     struct mtree tree;
 };
 
@@ -63,6 +70,9 @@ struct mdoc {
 };
 
 struct mparse *mp_push(lua_State *L, const char *name, const char *text, size_t len);
+/* p over text without Lua (no userdata, no UTF-16 check): 0, or -1 out of memory */
+int mp_init(struct mparse *p, const char *name, const char *text, size_t len);
+/* With p->fail set, L may be NULL: an error jumps to *p->fail. */
 int mp_next_doc(lua_State *L, struct mparse *p, struct mdoc *doc);   /* 0 at end */
 void mp_free(struct mparse *p);
 int mp_error(lua_State *L, struct mparse *p, size_t byte, const char *msg);   /* raises */

@@ -1,7 +1,8 @@
 /* The release binary runs on any glibc >= 2.31 (Debian 11, Ubuntu 20.04),
  * though it is built on Debian 12's glibc 2.36.  A program linked there
  * asks for the newest version of a handful of symbols: __libc_start_main,
- * dlopen & co. and pthread_create (moved into libc in 2.34), stat & co.
+ * dlopen & co. and pthread_create & co. (moved into libc in 2.34;
+ * pthread_sigmask in 2.32), stat & co.
  * (real functions since 2.33; before, inline wrappers of __xstat).  Older
  * glibcs lack those versions and refuse to start the program.
  *
@@ -12,8 +13,12 @@
  * still exports.  dlopen & co. lived in libdl before 2.34: the release
  * build keeps libdl.so.2 as a needed library (a stub on 2.34 and later).
  * tools/glibc-check.sh holds the result to <= 2.31 with objdump -T. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE         /* sigset_t (built without the project's flags) */
+#endif
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <sys/stat.h>
 
@@ -38,6 +43,8 @@ int old_dlclose(void *handle);
 char *old_dlerror(void);
 int old_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*f)(void *), void *arg);
 int old_pthread_attr_setstacksize(pthread_attr_t *a, size_t size);
+int old_pthread_join(pthread_t t, void **ret);
+int old_pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
 int old_xstat(int ver, const char *path, struct stat *st);
 int old_lxstat(int ver, const char *path, struct stat *st);
 int old_fxstat(int ver, int fd, struct stat *st);
@@ -48,6 +55,8 @@ OLDVER(dlclose, old_dlclose);
 OLDVER(dlerror, old_dlerror);
 OLDVER(pthread_create, old_pthread_create);
 OLDVER(pthread_attr_setstacksize, old_pthread_attr_setstacksize);
+OLDVER(pthread_join, old_pthread_join);
+OLDVER(pthread_sigmask, old_pthread_sigmask);
 OLDVER(__xstat, old_xstat);
 OLDVER(__lxstat, old_lxstat);
 OLDVER(__fxstat, old_fxstat);
@@ -101,6 +110,10 @@ int __wrap_pthread_attr_setstacksize(pthread_attr_t *a, size_t size)
 {
     return old_pthread_attr_setstacksize(a, size);
 }
+int __wrap_pthread_join(pthread_t t, void **ret);
+int __wrap_pthread_join(pthread_t t, void **ret) { return old_pthread_join(t, ret); }
+int __wrap_pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
+int __wrap_pthread_sigmask(int how, const sigset_t *set, sigset_t *old) { return old_pthread_sigmask(how, set, old); }
 
 int __wrap_stat(const char *path, struct stat *st);
 int __wrap_stat(const char *path, struct stat *st) { return old_xstat(STAT_VER, path, st); }

@@ -22,7 +22,7 @@ RELEASE_DEPS_arm64 := gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user
 DEB_DEPS       := debhelper lintian fakeroot dpkg-dev
 
 GLIBC_WRAP := __libc_start_main dlopen dlsym dlclose dlerror pthread_create \
-              pthread_attr_setstacksize stat lstat fstat
+              pthread_attr_setstacksize pthread_join pthread_sigmask stat lstat fstat
 comma := ,
 
 .PHONY: dist deb release-binary
@@ -35,7 +35,7 @@ $(B)/obj/glibc_compat.o: packaging/glibc_compat.c | $(B)/obj
 	$(CC) $(WARN) $(CFLAGS) -c -o $@ $<
 
 # libdl.so.2 and libpthread.so.0 stay needed: before glibc 2.34 the old
-# versions of dlopen and pthread_create lived there (stubs since).
+# versions of dlopen and pthread_create & co. lived there (stubs since).
 $(B)/fluence: $(B)/obj/main.o $(B)/obj/glibc_compat.o $(B)/libfluence.a
 	@[ "$(STATIC_OK)" = yes ] || { echo "release: the static archives of $(STATIC_LIBS) are missing for $(CC) (their -dev packages)" >&2; exit 1; }
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(B)/obj/main.o $(B)/obj/glibc_compat.o $(B)/libfluence.a \

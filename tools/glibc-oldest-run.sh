@@ -55,4 +55,9 @@ FLUENCE_GPU_CATALOG=examples/gpu-catalog/catalog.csv $run "$lib/$loader" --libra
   select -f examples/quickstart/job.yaml --provider-dir examples/providers --provider gpu-pricing \
   --offline > /dev/null 2>&1 || {
   echo "glibc-oldest-run: $bin select with a user provider failed on glibc 2.31" >&2; exit 1; }
+# a stream parsed on two threads (pthread_create, pthread_sigmask, pthread_join)
+{ cat examples/quickstart/job.yaml; echo ---; cat examples/quickstart/job.yaml; } |
+  FLUENCE_MANIFEST_SPLIT=1 $run "$lib/$loader" --library-path "$lib" "$bin" select -f - \
+  --attributes examples/quickstart/attributes.yaml --offline > /dev/null 2>&1 || {
+  echo "glibc-oldest-run: $bin select of a stream split in two failed on glibc 2.31" >&2; exit 1; }
 echo "glibc-oldest-run: $bin runs on Debian 11's glibc (libc6 $(cat "$root/libc6-version"))" >&2

@@ -38,8 +38,41 @@ local function same(a, b)
   return true
 end
 
+-- What a parse gives: its error, or its objects, warnings and the text
+-- rendered after stamping every object that wants a selection.
+local function outcome(manifest, data, opts)
+  local s, err = manifest.parse(data, "fuzz.yaml", opts)
+  if not s then return { err = err } end
+  local objs = opts.active_only and s:active() or s:objects()
+  local r = { objects = objs, warnings = s:warnings(), set = {} }
+  for _, obj in ipairs(objs) do
+    if obj.wants_selection then
+      r.set[#r.set + 1] = { s:set_annotations(obj.index, { ["fluence.flux-framework.org/require-backend"] = "b" }) }
+    end
+  end
+  r.render = s:render()
+  return r
+end
+
+-- A stream read on two threads (core/manifest_split.c) gives what one
+-- thread gives, whatever the seam: at the first, a middle and the last
+-- document start.
+local function two_threads(manifest, data)
+  local seams = {}
+  for at in data:gmatch("\n()%-%-%-") do seams[#seams + 1] = at end
+  if #seams == 0 then return end
+  for _, active_only in ipairs{ false, true } do
+    local one = outcome(manifest, data, { split = false, active_only = active_only })
+    for _, i in ipairs{ 1, (#seams + 1) // 2, #seams } do
+      check(same(one, outcome(manifest, data, { split = seams[i], active_only = active_only })),
+            "a parse on two threads differs from one thread's, seam at byte " .. seams[i])
+    end
+  end
+end
+
 function fuzz.manifest(data)
   local manifest = require "fluence.manifest"
+  two_threads(manifest, data)
   local s = manifest.parse(data, "fuzz.yaml")
   local a = manifest.parse(data, "fuzz.yaml", { active_only = true })
   check((s == nil) == (a == nil), "a parse for active objects only disagrees on whether the text parses")
