@@ -150,6 +150,26 @@ end)
 -- Reading the ConfigMap from a real kube-apiserver: Fluence's schema in
 -- kube-system, the Go client's flat list (first data key) elsewhere, a
 -- malformed body, 404, and 403 for a user without rights.
+-- A Job in dir asking for a selection by policy, its pods on Fluence.
+local function job_file(dir, policy)
+  return cli.write(dir .. "/job.yaml", ([[
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: pick
+  annotations:
+    fluence.flux-framework.org/select-policy: "%s"
+spec:
+  template:
+    spec:
+      schedulerName: fluence
+      restartPolicy: Never
+      containers:
+        - name: c
+          image: busybox
+]]):format(policy))
+end
+
 envtest.describe("offerings.fetch", function(api)
   local path, team, broken, huge
   local CM = "/api/v1/namespaces/%s/configmaps"
@@ -209,22 +229,7 @@ envtest.describe("offerings.fetch", function(api)
   it("refuses offerings whose trees expand past the bound when fits builds the graph", function()
     local dir = cli.tmpdir()
     local attrs = cli.write(dir .. "/attrs.yaml", "version: 1\nbackends:\n  - name: ionq\n    attributes: {qubits: 9}\n")
-    local job = cli.write(dir .. "/job.yaml", [[
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: pick
-  annotations:
-    fluence.flux-framework.org/select-policy: "fits"
-spec:
-  template:
-    spec:
-      schedulerName: fluence
-      restartPolicy: Never
-      containers:
-        - name: c
-          image: busybox
-]])
+    local job = job_file(dir, "fits")
     local r = cli.run{ "select", "-f", job, "--attributes", attrs, "--kubeconfig", path, "--fluence-ns", huge }
     assert.are.equal(4, r.code, r.err)
     assert.are.equal("", r.out)
@@ -238,22 +243,7 @@ spec:
     local attrs = cli.write(dir .. "/attrs.yaml",
       "version: 1\nbackends:\n  - name: gpu-l4\n    attributes: {memory_gb: 24}\n" ..
       "  - name: not-in-cluster\n    attributes: {cost_usd: 0.01, memory_gb: 80}\n")
-    local job = cli.write(dir .. "/job.yaml", [[
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: pick
-  annotations:
-    fluence.flux-framework.org/select-policy: "min-cost"
-spec:
-  template:
-    spec:
-      schedulerName: fluence
-      restartPolicy: Never
-      containers:
-        - name: c
-          image: busybox
-]])
+    local job = job_file(dir, "min-cost")
     local r = cli.run{ "select", "-f", job, "--attributes", attrs, "--kubeconfig", path }
     assert.are.equal(0, r.code, r.err)
     assert.matches("require%-backend: \"?sim%-sv1", r.out)     -- 0.05 * 0.075 is the cheapest
