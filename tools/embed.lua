@@ -49,17 +49,8 @@ local function built_in(kind, path, chunk)
   local ok, p = pcall(fn)
   if not ok then error(("%s: does not load: %s"):format(path, tostring(p)), 0) end
   if type(p) ~= "table" then error(("%s: returns %s, not a table"):format(path, type(p)), 0) end
-  for _, e in ipairs(contract.kinds[kind].exports) do
-    if e.required then
-      local why = contract.wrong(kind, e.name, rawget(p, e.name))
-      if why then error(("%s: %s"):format(path, why), 0) end
-    end
-  end
-  local bad = contract.check_name(kind, rawget(p, "name"))
+  local bad = contract.problem(kind, p) or contract.misnamed(kind, rawget(p, "name"), path:match("([^/]+)%.lua$"))
   if bad then error(("%s: %s"):format(path, bad), 0) end
-  if rawget(p, "name") ~= path:match("([^/]+)%.lua$") then
-    error(("%s: %s plugin is named %q but its file is not %s.lua"):format(path, kind, p.name, p.name), 0)
-  end
   return p
 end
 
@@ -147,7 +138,8 @@ for _, path in ipairs(arg) do
   -- a syntax error fails the build, not the first run
   add(path, without_names(string.dump(assert(load(data, "@" .. path, "t")), false)))
   local dir, name = path:match("^(%a+)/([^/]+)%.lua$")
-  local kind = (dir == "policies" and "policy") or (dir == "providers" and "provider") or nil
+  local kind
+  for k, spec in pairs(contract.kinds) do if spec.dir == dir then kind = k end end
   if kind then
     local p = built_in(kind, path, data)
     if kind == "provider" then declared[#declared + 1] = declarations(path, p) end

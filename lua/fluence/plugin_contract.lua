@@ -95,6 +95,13 @@ function contract.check_name(kind, name)
   end
 end
 
+-- Why a plugin named name is not the one its file FILE.lua must hold, or nil.
+function contract.misnamed(kind, name, file)
+  if name ~= file then
+    return ("%s plugin is named %s but its file is %s.lua (they must match)"):format(kind, quote(tostring(name)), file)
+  end
+end
+
 -- A value as a message shows what it got: a string quoted, else its type.
 local function got(v)
   if type(v) == "string" then return quote(v) end
@@ -108,6 +115,20 @@ function contract.wrong(kind, export, v)
   local t = TYPES[e.type]
   if t.test(v) then return nil end
   return ("%s plugin export %s must be %s, got %s"):format(kind, quote(export), t.wants, got(v))
+end
+
+-- The first way plugin (its exports, read raw) breaks kind's contract: a
+-- required export missing or of the wrong type, then a bad name; nil when
+-- none.  fluence.plugins asks it of a plugin from a file as it loads,
+-- tools/embed.lua of each built-in when the binary is built.
+function contract.problem(kind, plugin)
+  for _, e in ipairs(contract.kinds[kind].exports) do
+    if e.required then
+      local why = contract.wrong(kind, e.name, rawget(plugin, e.name))
+      if why then return why end
+    end
+  end
+  return contract.check_name(kind, rawget(plugin, "name"))
 end
 
 -- The declared exports of a plugin as the host reads them: raw, lists as

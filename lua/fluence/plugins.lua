@@ -64,7 +64,6 @@ end
 -- mode: "t" for every plugin file read from disk; only the built-ins compiled
 -- into the binary (trusted, precompiled by tools/embed.lua) load as "b".
 local function load_plugin(kind, path, src, extra, budget, mode, name, env)
-  local spec = KINDS[kind]
   env = env or sandbox.env(extra)
   local chunk, err = load(src, "@" .. path, mode or "t", env)
   if not chunk then
@@ -88,13 +87,7 @@ local function load_plugin(kind, path, src, extra, budget, mode, name, env)
   -- the built-ins' exports and names were checked when the binary was
   -- built (tools/embed.lua)
   if mode == "b" then return plugin end
-  for _, e in ipairs(spec.exports) do
-    if e.required then
-      local why = contract.wrong(kind, e.name, plugin[e.name])
-      if why then bad_file(path, why) end
-    end
-  end
-  local bad = contract.check_name(kind, plugin.name)
+  local bad = contract.problem(kind, plugin)
   if bad then bad_file(path, bad) end
   return plugin
 end
@@ -286,11 +279,7 @@ local function load_all(kind, opts)
 end
 
 -- Why a plugin is not the one its file NAME.lua must hold, or nil.
-function plugins.misnamed(kind, plugin, name)
-  if plugin.name ~= name then
-    return errors.format("%s plugin is named %q but its file is %s.lua (they must match)", kind, plugin.name, name)
-  end
-end
+function plugins.misnamed(kind, plugin, name) return contract.misnamed(kind, plugin.name, name) end
 
 function plugins.load_policies(opts) return load_all("policy", opts) end
 function plugins.load_providers(opts) return load_all("provider", opts) end
