@@ -310,9 +310,6 @@ static const struct mtext *mapped_file(lua_State *L, int idx)
     const struct mtext *t = lua_type(L, idx) == LUA_TSTRING ? NULL : luaL_testudata(L, idx, TEXT_MT);
     return t && t->mapped == 2 ? t : NULL;
 }
-/* What a parse keeps mapped behind the document it reached (libyaml reads
- * ahead, errors quote back): released in steps of as much again. */
-#define RELEASE_LAG ((size_t)8 << 20)
 
 /* ---- reading objects out of a tree ---- */
 
@@ -1093,10 +1090,7 @@ static int parse_protected(lua_State *L)
     size_t seam = ms && !s->is_json ? choose_seam(text, len, split_from) : 0;
     if (seam && ms_start(ms, name, text, len, seam, active_only, mapped, doc_classify) != 0) seam = 0;
     while (mp_next_doc(L, p, &d)) {
-        if (mapped && d.end > released + 2 * RELEASE_LAG) {
-            fluence_release(text + released, text + d.end - RELEASE_LAG);
-            released = d.end - RELEASE_LAG;
-        }
+        if (mapped) fluence_release_behind(text, &released, d.end);
         take_doc(L, s, p, w, &d, MS_TREE);
         if (!seam || d.end < seam) continue;
         /* the seam: the second thread's documents are the sequential
@@ -1116,10 +1110,7 @@ static int parse_protected(lua_State *L)
         for (size_t k = 0; k < ms->ndocs; k++) {
             struct msdoc *md = &ms->docs[k];
             ms_shift(md, seam, p->prev_line);
-            if (mapped && md->d.end > released + 2 * RELEASE_LAG) {
-                fluence_release(text + released, text + md->d.end - RELEASE_LAG);
-                released = md->d.end - RELEASE_LAG;
-            }
+            if (mapped) fluence_release_behind(text, &released, md->d.end);
             view.tree = md->tree;
             take_doc(L, s, &view, w, &md->d, md->kind);
         }
@@ -1704,7 +1695,7 @@ static int s_write(lua_State *L)
             err = fluence_writev(fd, iov, n);
             n = 0;
             size_t done = i == ed->n ? len : at;
-            if (mapped && !err && done > written + RELEASE_LAG) {
+            if (mapped && !err && done > written + FLUENCE_RELEASE_LAG) {
                 fluence_release(text + written, text + done);
                 written = done;
             }

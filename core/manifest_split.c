@@ -24,8 +24,6 @@
 #include "readfile.h"
 #include "yaml_limits.h"
 
-#define RELEASE_LAG ((size_t)8 << 20)     /* as manifest.c's */
-
 size_t ms_find_seam(const char *text, size_t len, size_t from)
 {
     size_t at = from > 0 ? from - 1 : 0;
@@ -79,10 +77,7 @@ static void *run(void *arg)
     size_t released = 0;
     struct mdoc d;
     while (mp_next_doc(NULL, p, &d)) {
-        if (ms->release && d.end > released + 2 * RELEASE_LAG) {
-            fluence_release(p->text + released, p->text + d.end - RELEASE_LAG);
-            released = d.end - RELEASE_LAG;
-        }
+        if (ms->release) fluence_release_behind(p->text, &released, d.end);
         if (ms->ndocs == ms->cap) {
             size_t cap = ms->cap ? ms->cap * 2 : 256;
             struct msdoc *q = realloc(ms->docs, cap * sizeof *q);

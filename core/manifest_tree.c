@@ -175,16 +175,8 @@ static void fail(lua_State *L, struct mparse *p, size_t byte, const char *msg)
 static void *grow(lua_State *L, struct mparse *p, void *ptr, size_t *cap, size_t need, size_t size)
 {
     if (!p->fail) return fluence_grow(L, ptr, cap, need, size);
-    if (need <= *cap) return ptr;
-    size_t c = *cap ? *cap : 16;
-    while (c < need) {
-        if (c > ((size_t)-1) / 4 / size) longjmp(*p->fail, 1);
-        c *= 2;
-    }
-    void *q = realloc(ptr, c * size);
-    if (!q) longjmp(*p->fail, 1);
-    *cap = c;
-    return q;
+    if (fluence_grow_to(&ptr, cap, need, size) != 0) longjmp(*p->fail, 1);
+    return ptr;
 }
 
 /* An unrendered Helm template ("{{ .Values.x }}") reads as flow mappings

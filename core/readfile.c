@@ -194,6 +194,14 @@ void fluence_release(const char *from, const char *to)
     if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
+void fluence_release_behind(const char *text, size_t *released, size_t at)
+{
+    if (at > *released + 2 * FLUENCE_RELEASE_LAG) {
+        fluence_release(text + *released, text + at - FLUENCE_RELEASE_LAG);
+        *released = at - FLUENCE_RELEASE_LAG;
+    }
+}
+
 void fluence_unmap(const char *p, size_t len)
 {
     if (!p) return;

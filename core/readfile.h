@@ -75,6 +75,15 @@ void fluence_unmap(const char *p, size_t len);
  * not the text as well. */
 void fluence_release(const char *from, const char *to);
 
+/* What a parse keeps mapped behind the document it reached (libyaml reads
+ * ahead, errors quote back): released in steps of as much again. */
+#define FLUENCE_RELEASE_LAG ((size_t)8 << 20)
+/* A parse of mapped text has reached byte `at`: what lies more than
+ * FLUENCE_RELEASE_LAG behind it goes back, in steps of as much again;
+ * *released is where the last step ended (0 at first).  Every parse of a
+ * mapped text (both threads of a split one, manifest_split.h) steps so. */
+void fluence_release_behind(const char *text, size_t *released, size_t at);
+
 /* [-0, +1]  "PATH: why" ("-" named <stdin>). */
 const char *fluence_push_read_error(lua_State *L, const char *path, const char *why);
 

@@ -25,18 +25,25 @@ struct strbuf *strbuf_push(lua_State *L)
     return b;
 }
 
-void *fluence_grow(lua_State *L, void *p, size_t *cap, size_t need, size_t size)
+int fluence_grow_to(void **p, size_t *cap, size_t need, size_t size)
 {
-    if (need <= *cap) return p;
+    if (need <= *cap) return 0;
     size_t c = *cap ? *cap : 16;
     while (c < need) {
-        if (c > ((size_t)-1) / 4 / size) luaL_error(L, "not enough memory");
+        if (c > ((size_t)-1) / 4 / size) return -1;
         c *= 2;
     }
-    void *q = realloc(p, c * size);
-    if (!q) luaL_error(L, "not enough memory");
+    void *q = realloc(*p, c * size);
+    if (!q) return -1;
+    *p = q;
     *cap = c;
-    return q;
+    return 0;
+}
+
+void *fluence_grow(lua_State *L, void *p, size_t *cap, size_t need, size_t size)
+{
+    if (fluence_grow_to(&p, cap, need, size) != 0) luaL_error(L, "not enough memory");
+    return p;
 }
 
 void strbuf_add(lua_State *L, struct strbuf *b, const char *s, size_t n)

@@ -22,6 +22,9 @@ void strbuf_adds(lua_State *L, struct strbuf *b, const char *s);
  * (kept by a userdata with __gc, so raising cannot leak it): returns the
  * array, grown by doubling; raises "not enough memory". */
 void *fluence_grow(lua_State *L, void *p, size_t *cap, size_t need, size_t size);
+/* The same without Lua (a parse off the main thread): 0, or -1 when memory
+ * runs out (*p and *cap untouched). */
+int fluence_grow_to(void **p, size_t *cap, size_t need, size_t size);
 /* [-0, +1, m]  Pushes the contents as a Lua string. */
 void strbuf_pushresult(lua_State *L, struct strbuf *b);
 
