@@ -95,9 +95,9 @@ do
     if floor then
       local n = { module = 0, plugin = 0, parse = 0, lua = 0 }
       for l in io.lines(list) do
-        local kind, v = l:match("^(%a+) (.*)$")
+        local kind, name = l:match("^(%a+) (.*)$")
         if n[kind] then n[kind] = n[kind] + 1 end
-        local f = kind == "module" and io.open("lua/" .. v:gsub("%.", "/") .. ".lua")
+        local f = kind == "module" and io.open("lua/" .. name:gsub("%.", "/") .. ".lua")
         if f then f:close(); n.lua = n.lua + 1 end
       end
       row(("  its floor in this design: Lua state, the %d Lua and %d C modules and %d plugins it loads, " ..

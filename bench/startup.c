@@ -4,7 +4,8 @@
  * processes is what they do after the Lua state exists.
  *
  *   startup trace LIST -- ARGS...
- *       runs `fluence ARGS` in this process, as bin/fluence's main does, and
+ *       runs `fluence ARGS` in this process, as bin/fluence's main does
+ *       (fluence_command, core/command.h), and
  *       writes to LIST what the run loaded, one item a line, in load order:
  *         module NAME     a require'd module (package.loaded gained NAME)
  *         plugin PATH     a built-in plugin (policies/x.lua, providers/x.lua)
@@ -25,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <lauxlib.h>
-#include "clispec.h"
+#include "command.h"
 #include "exitcode.h"
 #include "output.h"
 #include "runtime.h"
@@ -101,26 +102,8 @@ static int trace(int argc, char **argv)
         fluence_pcall(L, 0, 1) != LUA_OK)
         return fail(L);
     int report = lua_gettop(L);
-    /* from here on, as core/main.c (help is not traced: it loads nothing) */
-    int rc = fluence_cli_parse(L, "fluence", argc - 2, argv + 2);
-    if (rc != 0) {
-        fluence_runtime_exit(L);
-        return fluence_close_stdout(rc);
-    }
-    lua_createtable(L, argc - 2, 0);
-    for (int i = 2; i < argc; i++) {
-        lua_pushstring(L, argv[i]);
-        lua_rawseti(L, -2, i - 1);
-    }
-    lua_setfield(L, -2, "argv");
-    lua_getglobal(L, "require");
-    lua_pushliteral(L, "fluence.cli");
-    if (fluence_pcall(L, 1, 1) != LUA_OK) return fail(L);
-    lua_getfield(L, -1, "main");
-    lua_remove(L, -2);
-    lua_insert(L, -2);
-    if (fluence_pcall(L, 1, 1) != LUA_OK) return fail(L);
-    rc = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : FLUENCE_EXIT_OK;
+    /* what bin/fluence does with the words, the same code (command.h) */
+    int rc = fluence_command(L, "fluence", argc - 2, argv + 2);
     lua_pushvalue(L, report);
     if (fluence_pcall(L, 0, 1) != LUA_OK) return fail(L);
     FILE *f = fopen(list, "w");
