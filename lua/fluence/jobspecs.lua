@@ -215,8 +215,7 @@ function M.resources_tree(doc)
     for k, v in pairs(attr_set(spec, registry, where)) do
       if v == "" then attrs[k] = nil else attrs[k] = scalar(v) end
     end
-    local count = spec.count == nil and 1 or math.tointeger(spec.count)
-    if not count or count < 0 then error(where .. ".count: must be a non-negative integer", 0) end
+    local count = spec.count == nil and 1 or math.tointeger(spec.count)   -- checked by expanded()
     backend = backend or spec.name
     local props = { ["virtual=true"] = "" }
     for _, t in ipairs(types_below(spec, {})) do props["class=" .. t] = "" end
