@@ -233,9 +233,10 @@ envtest.describe("offerings.fetch", function(api)
     local r = cli.run{ "select", "-f", job, "--attributes", attrs, "--kubeconfig", path, "--fluence-ns", huge }
     assert.are.equal(4, r.code, r.err)
     assert.are.equal("", r.out)
-    assert.are.equal(("fluence: cluster admin: %s/fluence-resources resources.yaml: resources[0].with[0].count: " ..
+    -- located at the count, as the ConfigMap's parse errors are
+    assert.are.equal(("fluence: cluster admin: %s/fluence-resources resources.yaml:6:9: resources[0].with[0].count: " ..
                       "300000 copies of a 10-vertex tree take the graph past 250000 vertices, the most fluence " ..
-                      "builds\n"):format(huge), r.err)
+                      "builds\n            count: 300000\n            ^\n"):format(huge), r.err)
   end)
 
   it("drives selection: cluster prices feed min-cost, unoffered backends drop", function()

@@ -171,23 +171,36 @@ end
 M.MAX_VERTICES = 250000
 
 -- The vertices spec (at where) expands to, counts multiplied down its tree;
--- raises at the deepest level whose copies pass `room`, before any is made.
-local function expanded(spec, where, room)
+-- raise(spec, message) at the deepest level whose copies pass `room`.
+local function expanded(spec, where, room, raise)
   if type(spec) ~= "table" then return 0 end
   local count = spec.count == nil and 1 or math.tointeger(spec.count)
-  if not count or count < 0 then error(where .. ".count: must be a non-negative integer", 0) end
+  if not count or count < 0 then raise(spec, where .. ".count: must be a non-negative integer") end
   local one = 1
   for j, c in ipairs(type(spec.with) == "table" and spec.with or {}) do
-    one = one + expanded(c, ("%s.with[%d]"):format(where, j - 1), room)
+    one = one + expanded(c, ("%s.with[%d]"):format(where, j - 1), room, raise)
   end
   -- as floats: the product of a few counts passes 2^63 long before memory runs out
   local total = count * (one + 0.0)
   if total > room then
     local of = one == 1 and "" or (" of a %d-vertex tree"):format(one)
-    error(("%s.count: %d copies%s take the graph past %d vertices, the most fluence builds"):format(
-      where, count, of, M.MAX_VERTICES), 0)
+    raise(spec, ("%s.count: %d copies%s take the graph past %d vertices, the most fluence builds"):format(
+      where, count, of, M.MAX_VERTICES))
   end
   return math.tointeger(total) or total
+end
+
+-- Checks, before any vertex is made, that the trees of resources.yaml doc
+-- (decoded) expand to at most M.MAX_VERTICES; else raise(spec, message)
+-- (default: error(message)) for the resource whose count passes it.
+-- fluence.offerings raises located in the ConfigMap; resources_tree checks
+-- whatever it is given.
+function M.check_size(doc, raise)
+  raise = raise or function(_, msg) error(msg, 0) end
+  local room = M.MAX_VERTICES
+  for i, spec in ipairs(type(doc) == "table" and (doc.resources or doc) or {}) do
+    room = room - expanded(spec, ("resources[%d]"):format(i - 1), room, raise)
+  end
 end
 
 -- resources.yaml (decoded) -> { type = "cluster", name = "cluster", with = {...} }
@@ -201,10 +214,7 @@ function M.resources_tree(doc)
   local registry = doc.attributes or {}
   local list = doc.resources or doc
   if type(list) ~= "table" then error("resources.yaml: resources must be a list", 0) end
-  local room = M.MAX_VERTICES
-  for i, spec in ipairs(list) do
-    room = room - expanded(spec, ("resources[%d]"):format(i - 1), room)
-  end
+  M.check_size(doc)
   local root = { type = "cluster", name = "cluster", with = {} }
   local function build(spec, inherited, backend, where, top)
     if type(spec) ~= "table" then error(where .. ": must be a mapping", 0) end

@@ -184,7 +184,11 @@ function M.parse(text, name)
   end
 
   local ok, res = pcall(run)
-  if ok then return res end
+  if ok then
+    -- what is checked later (M.graph) is located as parse's errors are
+    res.locate = function(container, key, msg) return locate(name, text, container, key, msg) end
+    return res
+  end
   if type(res) == "table" and res.located then return nil, res.located end
   error(res, 0)
 end
@@ -225,8 +229,14 @@ end
 -- The graph `fits` matches the offered backends on: parsed offerings o's
 -- trees (match.graph_from_resources), grafted onto base (a cluster graph)
 -- when given.  What cannot be built is in the cluster's ConfigMap, so it is
--- a CLUSTER error (exit 4) naming it and its key, after prefix (the context).
+-- a CLUSTER error (exit 4) naming it and its key (and, for a tree too big
+-- to build, the line and column of the count), after prefix (the context).
 function M.graph(o, base, prefix)
+  if o.locate then
+    require("fluence.jobspecs").check_size(o.doc, function(spec, msg)
+      errors.raise("CLUSTER", "%s%s", prefix or "", o.locate(spec, "count", msg))
+    end)
+  end
   local g, err = require("fluence.match").graph_from_resources(o.doc, base)
   if not g then
     local where = o.namespace and ("%s/%s %s"):format(o.namespace, M.NAME, o.key) or M.NAME
